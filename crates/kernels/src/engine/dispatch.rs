@@ -146,7 +146,6 @@ const BUFFERED: &[(&str, &str)] = &[
     ("special_", "most branch by range or loop; i0e, i1, i1e (selects) take f32's vector loop there"),
     ("digamma", "reflection below 0 and a series above 10"),
     ("polygamma", "digamma's branches, and zeta's loop"),
-    ("erfinv", "a central and a tail rational, chosen by |x|"),
     ("sinc", "x == 0 around a call to sin"),
     ("igamma", "series or continued fraction by range"),
     ("igammac", "as igamma"),

@@ -1,6 +1,6 @@
 //! Vectorised elementwise transcendental functions (exp, expm1, log, log1p, log2, log10, exp2,
 //! tanh, sigmoid, silu, erf, erfc, gelu; for f32 only also sin, cos, tan, asin, acos, atan,
-//! atanh, asinh, sinh, cosh, lgamma, and the two-input atan2 and pow) over f32/f64 slices,
+//! atanh, asinh, sinh, cosh, lgamma, erfinv, and the two-input atan2 and pow) over f32/f64 slices,
 //! runtime-dispatched to AVX-512, AVX2+FMA (pulp's `V3`) or portable scalar code.
 //!
 //! Every function is written once, generically over the small `Ops` lane abstraction, and
@@ -25,7 +25,10 @@
 //!   a + a P(a^2) on [0, 1), 1 - exp(Q(a)) on [1, 3.92) and 1 beyond; gelu = x Phi(x) with the
 //!   normal CDF Phi = 1/2 + x S(x^2) on |x| < 1.25 and Phi(-|x|) = exp(-x^2/2 + R(|x|))/2 up to
 //!   5.54 (-x^2/2 exact via FMA; 1 - Phi(-|x|) for positive x).
-//! - erf (f64), erfc (f32, f64) and gelu's far negative tail (f32, below -5.54): FreeBSD msun
+//! - erfc (f32): division-free as well, erfc(|x|) = exp(-x^2 + R(|x|)) with R = log(erfcx)
+//!   fitted for this file on eight intervals of width 1.25, each lane's coefficients read by a
+//!   permute (`ERFC_R32`); -x^2 and R's constant term are double-words, erfc(-x) = 2 - erfc(x).
+//! - erf and erfc (f64), and gelu's far negative tail (f32, below -5.54): FreeBSD msun
 //!   `s_erf.c`/`s_erff.c` (as in musl): rational approximations on [0, 0.84375),
 //!   [0.84375, 1.25) and erfc = exp(-x^2 - 0.5625 + R/S)/x beyond, with the interval coefficient
 //!   sets blended per lane; -x^2 is carried exactly as a double-word via FMA, erfc on
@@ -46,6 +49,8 @@
 //! - lgamma (f32): computed in f64 lanes and rounded once, like pow: Cephes' `gamma.c` rational
 //!   on [2, 3) reached by the recurrence below 6 (the log of Gamma, accurate near the zeros at 1
 //!   and 2), Stirling's series from 6 on, the reflection for negative arguments.
+//! - erfinv (f32): computed in f64 lanes and rounded once: x P(-log(1 - x^2)) with Giles' split
+//!   into a central and a tail polynomial, refitted for this file (`ERFINV_A64`).
 //! - asinh (f32): musl `asinhf`, through log and log1p.
 //! - sinh/cosh (f32): musl `sinhf`/`coshf` through expm1 (and exp(|x|)/2 scaled once, so the
 //!   result stays finite up to where sinh and cosh overflow, past exp's own overflow).
@@ -54,7 +59,7 @@
 //!   negative x to avoid the cancellation in 1+erf.
 //!
 //! Two-input functions (atan2, pow) have their own driver (`driver2!`), dispatched like the others;
-//! the f32 functions computed in f64 lanes (pow, lgamma) widen chunks through `in64_at`.
+//! the f32 functions computed in f64 lanes (pow, lgamma, erfinv) widen chunks through `in64_at`.
 
 // Coefficients are written with the digits of their published sources (or, for the fitted ones,
 // the shortest decimal that round-trips the f32).
@@ -106,6 +111,11 @@ trait Ops: Copy {
     fn or_u(self, a: Self::U, b: Self::U) -> Self::U;
     fn shl<const K: i32>(self, a: Self::U) -> Self::U;
     fn shr<const K: i32>(self, a: Self::U) -> Self::U;
+    /// `table[i]` in each lane, for lanes of `i` holding an integer in 0..8 (callers mask it):
+    /// the coefficient of each lane's interval where a function is split into eight (a
+    /// permute on AVX-512 and for AVX2 f32, where blending per interval would cost a select per
+    /// interval and coefficient).
+    fn lookup8(self, i: Self::U, table: &[Self::E; 8]) -> Self::F;
     /// # Safety
     /// `p` points to `LANES` readable elements.
     unsafe fn load(self, p: *const Self::E) -> Self::F;
@@ -239,6 +249,10 @@ macro_rules! scalar_ops {
                 a >> K
             }
             #[inline(always)]
+            fn lookup8(self, i: $b, table: &[$e; 8]) -> $e {
+                table[(i & 7) as usize]
+            }
+            #[inline(always)]
             unsafe fn load(self, p: *const $e) -> $e {
                 // SAFETY: the caller guarantees one readable element.
                 unsafe { p.read() }
@@ -274,7 +288,7 @@ mod x86 {
          $splat:ident, $splat_u:ident, $add:ident, $sub:ident, $mul:ident, $div:ident, $fma:ident,
          $fnma:ident, $sqrt:ident, $lt:ident, $le:ident, $eq:ident, $and_m:ident, $not_m:ident,
          $movemask:ident, $mf:ty, $sel:ident, $sel_u:ident, $to_u:ident, $to_f:ident, $add_u:ident,
-         $sub_u:ident, $and_u:ident, $or_u:ident, $shl:ident, $shr:ident) => {
+         $sub_u:ident, $and_u:ident, $or_u:ident, $shl:ident, $shr:ident, $lookup:ident) => {
             impl Ops for $t {
                 type E = $e;
                 type B = $b;
@@ -384,6 +398,10 @@ mod x86 {
                     self.0.$shr::<K>(a)
                 }
                 #[inline(always)]
+                fn lookup8(self, i: $u, table: &[$e; 8]) -> $f {
+                    $lookup(self.0, i, table)
+                }
+                #[inline(always)]
                 unsafe fn load(self, p: *const $e) -> $f {
                     // SAFETY: the caller guarantees LANES readable elements; the vector type is a
                     // plain array of them and the read is unaligned.
@@ -430,7 +448,8 @@ mod x86 {
         and_u32s,
         or_u32s,
         shl_const_u32x8,
-        shr_const_u32x8
+        shr_const_u32x8,
+        lookup8_v3f32
     );
     v3_ops!(
         V3f64,
@@ -465,8 +484,25 @@ mod x86 {
         and_u64s,
         or_u64s,
         shl_const_u64x4,
-        shr_const_u64x4
+        shr_const_u64x4,
+        lookup8_v3f64
     );
+
+    /// [`Ops::lookup8`] for AVX2 f32: one lane permute of the table's eight entries.
+    #[inline(always)]
+    fn lookup8_v3f32(v3: V3, i: u32x8, table: &[f32; 8]) -> f32x8 {
+        let t: __m256 = pulp::bytemuck::cast(*table);
+        pulp::bytemuck::cast(v3.avx2._mm256_permutevar8x32_ps(t, pulp::bytemuck::cast(i)))
+    }
+
+    /// [`Ops::lookup8`] for AVX2 f64, whose four lanes cannot permute among eight entries: a
+    /// gather (no f64 function uses a lookup yet).
+    #[inline(always)]
+    fn lookup8_v3f64(v3: V3, i: u64x4, table: &[f64; 8]) -> f64x4 {
+        let i: __m256i = pulp::bytemuck::cast(v3.and_u64s(i, v3.splat_u64s(7)));
+        // SAFETY: every index is masked to 0..8, inside the table.
+        pulp::bytemuck::cast(unsafe { v3.avx2._mm256_i64gather_pd::<8>(table.as_ptr(), i) })
+    }
 
     /// AVX-512F f32 lanes (`std::arch`); only constructed after runtime detection and only used
     /// inside a `#[target_feature(enable = "avx512f")]` function.
@@ -484,7 +520,7 @@ mod x86 {
         ($t:ident, $e:ty, $b:ty, $sb:ty, $f:ty, $m:ty, $lanes:expr, $set1:ident, $set1i:ident, $add:ident,
          $sub:ident, $mul:ident, $div:ident, $fmadd:ident, $fnmadd:ident, $sqrt:ident, $cmp:ident, $blend:ident,
          $blendi:ident, $to_u:ident, $to_f:ident, $addi:ident, $subi:ident, $sllv:ident, $srlv:ident,
-         $loadu:ident, $storeu:ident, $scalef:ident) => {
+         $loadu:ident, $storeu:ident, $scalef:ident, $lookup:ident) => {
             impl Ops for $t {
                 type E = $e;
                 type B = $b;
@@ -629,6 +665,11 @@ mod x86 {
                     // SAFETY: see the comment above `z_ops!`.
                     Some(unsafe { $scalef(y, n) })
                 }
+                #[inline(always)]
+                fn lookup8(self, i: __m512i, table: &[$e; 8]) -> $f {
+                    // SAFETY: see the comment above `z_ops!`.
+                    unsafe { $lookup(i, table) }
+                }
             }
         };
     }
@@ -660,7 +701,8 @@ mod x86 {
         _mm512_srlv_epi32,
         _mm512_loadu_ps,
         _mm512_storeu_ps,
-        _mm512_scalef_ps
+        _mm512_scalef_ps,
+        lookup8_z32
     );
     z_ops!(
         Z64,
@@ -690,8 +732,24 @@ mod x86 {
         _mm512_srlv_epi64,
         _mm512_loadu_pd,
         _mm512_storeu_pd,
-        _mm512_scalef_pd
+        _mm512_scalef_pd,
+        lookup8_z64
     );
+
+    /// [`Ops::lookup8`] for AVX-512 f32: the eight entries in the low half of a register (the
+    /// indices never reach the zeroed upper half) and one permute.
+    #[inline(always)]
+    unsafe fn lookup8_z32(i: __m512i, table: &[f32; 8]) -> __m512 {
+        // SAFETY: `table` holds the eight floats read; AVX-512F as for every `Z32` operation.
+        unsafe { _mm512_permutexvar_ps(i, _mm512_zextps256_ps512(_mm256_loadu_ps(table.as_ptr()))) }
+    }
+
+    /// [`Ops::lookup8`] for AVX-512 f64: one permute of the eight entries.
+    #[inline(always)]
+    unsafe fn lookup8_z64(i: __m512i, table: &[f64; 8]) -> __m512d {
+        // SAFETY: `table` holds the eight doubles read; AVX-512F as for every `Z64` operation.
+        unsafe { _mm512_permutexvar_pd(i, _mm512_loadu_pd(table.as_ptr())) }
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1108,29 +1166,9 @@ fn gelu_tanh32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
     o.div(x, o.add(o.splat(1.0), e))
 }
 
-/// FreeBSD `s_erff.c`: erfc(a) = exp(-a^2 - 0.5625 + R(1/a^2)/S(1/a^2)) / a on [1.25, 1/0.35)
-/// (RA/SA) and [1/0.35, 28) (RB/SB), for [`erfc_large32`].
-const ERFC_RA32: [f32; 8] = [
-    -9.864_944e-03,
-    -6.938_585_6e-01,
-    -1.055_862_6e+01,
-    -6.237_533_2e+01,
-    -1.623_966_7e+02,
-    -1.846_050_9e+02,
-    -8.128_744e+01,
-    -9.814_329e+00,
-];
-const ERFC_SA32: [f32; 8] = [
-    1.965_127_2e+01,
-    1.376_577_6e+02,
-    4.345_658_9e+02,
-    6.453_872_7e+02,
-    4.290_081_5e+02,
-    1.086_350_0e+02,
-    6.570_249_6e+00,
-    -6.042_441_4e-02,
-];
-const ERFC_RB32: [f32; 8] = [
+/// FreeBSD `s_erff.c`: erfc(a) = exp(-a^2 - 0.5625 + R(1/a^2)/S(1/a^2)) / a on [1/0.35, 28),
+/// for [`erfc_large32`] (gelu's far negative tail).
+const ERFC_RB32: [f32; 7] = [
     -9.864_943e-03,
     -7.992_832_7e-01,
     -1.775_795_6e+01,
@@ -1138,9 +1176,8 @@ const ERFC_RB32: [f32; 8] = [
     -6.375_664_7e+02,
     -1.025_095_1e+03,
     -4.835_192e+02,
-    0.0,
 ];
-const ERFC_SB32: [f32; 8] = [
+const ERFC_SB32: [f32; 7] = [
     3.033_806e+01,
     3.257_925e+02,
     1.536_729_6e+03,
@@ -1148,108 +1185,37 @@ const ERFC_SB32: [f32; 8] = [
     2.553_050_3e+03,
     4.745_285_3e+02,
     -2.244_095_2e+01,
-    0.0,
 ];
 
-/// [`erf_erfc32`]'s erfc on [1.25, inf) (0 from 28 on). `tail`: every lane is at least 1/0.35
-/// (gelu's far negative lanes), so only that interval's rationals are evaluated.
+/// erfc(a) for a >= 1/0.35 (0 from 28 on), for gelu's far negative tail: `sq` is the exact
+/// double-word square that a (itself rounded) stands for, taken up to a = 28 (beyond, a is
+/// clamped and sq's low part could be large).
 #[inline(always)]
-fn erfc_large32<O: Ops<E = f32, B = u32>>(o: O, a: O::F, precise: bool, sq: Option<(O::F, O::F)>, tail: bool) -> O::F {
+fn erfc_large32<O: Ops<E = f32, B = u32>>(o: O, a: O::F, sq: (O::F, O::F)) -> O::F {
     let one = o.splat(1.0);
     let ac = clamp(o, a, 1.0, 28.0);
     let inv = o.div(one, ac);
     let s = o.mul(inv, inv);
-    let first = o.lt(ac, o.splat(2.857_142_8));
-    let coef = |near: &[f32; 8], far: &[f32; 8], i: usize| {
-        if tail { o.splat(far[i]) } else { pick(o, first, near[i], far[i]) }
-    };
-    let mut r = coef(&ERFC_RA32, &ERFC_RB32, 7);
-    for i in (0..7).rev() {
-        r = o.fma(r, s, coef(&ERFC_RA32, &ERFC_RB32, i));
-    }
-    let mut d = coef(&ERFC_SA32, &ERFC_SB32, 7);
-    for i in (0..7).rev() {
-        d = o.fma(d, s, coef(&ERFC_SA32, &ERFC_SB32, i));
-    }
-    let d = o.fma(d, s, one);
+    let r = horner32(o, s, &ERFC_RB32);
+    let d = o.fma(horner32(o, s, &ERFC_SB32), s, one);
     let rs = o.div(r, d);
-    // -ac^2 - 0.5625 + rs, with ac^2 = h + l exactly and the sum error carried in lo. A caller
-    // whose a is itself rounded passes the exact square it stands for as `sq` (gelu: x^2/2),
-    // taken up to a = 28 (beyond, ac is clamped and sq's low part could be large).
-    let h = o.mul(ac, ac);
-    let l = o.fma(ac, ac, o.sub(o.splat(0.0), h));
-    let (h, l) = match sq {
-        Some((sh, sl)) => {
-            let take = o.le(a, o.splat(28.0));
-            (o.sel(take, sh, h), o.sel(take, sl, l))
-        }
-        None => (h, l),
-    };
+    // Beyond 28, ac = 28 and its square 784 is exact.
+    let take = o.le(a, o.splat(28.0));
+    let (h, l) = (o.sel(take, sq.0, o.splat(784.0)), o.sel(take, sq.1, o.splat(0.0)));
     erfc_large(
         o,
         ac,
         inv,
         (h, l),
         rs,
-        precise,
+        false,
         #[inline(always)]
         |hi, lo| exp_hilo32(o, hi, lo),
     )
 }
 
-/// FreeBSD `s_erff.c` coefficients (see the module docs); returns (erf(a), erfc(a)) for a >= 0.
-/// Serves erfc and gelu's far negative tail; erf itself takes the division-free `erf32`.
-/// `precise` (for erfc itself) spends a few operations on erfc's relative accuracy on
-/// [1/4, 0.84375) and [1.25, inf); gelu's tail does not need it and keeps the cheaper form.
-/// `sq`, where given, replaces a^2 in the erfc formula on [1.25, 28] by that exact double-word
-/// (above 28, where a is clamped, erfc is 0 either way).
-#[inline(always)]
-fn erf_erfc32<O: Ops<E = f32, B = u32>>(o: O, a: O::F, precise: bool, sq: Option<(O::F, O::F)>) -> (O::F, O::F) {
-    const ERX: f32 = 8.450_629_1e-01;
-    // [0, 0.84375): erf = a + a P(a^2)/Q(a^2); [0.84375, 1.25): erf = erx + P(a-1)/Q(a-1).
-    const PP: [f32; 7] =
-        [1.283_791_7e-01, -3.250_421e-01, -2.848_175e-02, -5.770_270_2e-03, -2.376_301_7e-05, 0.0, 0.0];
-    const QQ: [f32; 6] = [3.979_172_1e-01, 6.502_225_3e-02, 5.081_306_2e-03, 1.324_947_4e-04, -3.960_228_2e-06, 0.0];
-    const PA: [f32; 7] = [
-        -2.362_118_6e-03,
-        4.148_561e-01,
-        -3.722_078_8e-01,
-        3.183_466_2e-01,
-        -1.108_946_9e-01,
-        3.547_830_5e-02,
-        -2.166_375_5e-03,
-    ];
-    const QA: [f32; 6] =
-        [1.064_208_8e-01, 5.403_979_4e-01, 7.182_865_6e-02, 1.261_712_2e-01, 1.363_708_4e-02, 1.198_45e-02];
-    let one = o.splat(1.0);
-    let small = o.lt(a, o.splat(0.843_75));
-    let t = o.sel(small, o.mul(a, a), o.sub(a, one));
-    let mut p = pick(o, small, PP[6], PA[6]);
-    for i in (0..6).rev() {
-        p = o.fma(p, t, pick(o, small, PP[i], PA[i]));
-    }
-    let mut q = pick(o, small, QQ[5], QA[5]);
-    for i in (0..5).rev() {
-        q = o.fma(q, t, pick(o, small, QQ[i], QA[i]));
-    }
-    let q = o.fma(q, t, one);
-    let y = o.div(p, q);
-    let erf_small = o.fma(a, y, a);
-    let erf_mid = o.add(o.splat(ERX), y);
-    let erfc_small = erfc_small(o, a, y, erf_small, precise);
-    let erfc_mid = o.sub(o.splat(1.0 - ERX), y);
-
-    let erfc_large = erfc_large32(o, a, precise, sq, false);
-    let erf_large = o.sub(one, erfc_large);
-
-    let mid = o.lt(a, o.splat(1.25));
-    let erf = o.sel(small, erf_small, o.sel(mid, erf_mid, erf_large));
-    let erfc = o.sel(small, erfc_small, o.sel(mid, erfc_mid, erfc_large));
-    (erf, erfc)
-}
-
 /// erfc(a) on [0, 0.84375) from erf's rational part y there (erf(a) = a + a y = `erf_small`),
-/// for erf_erfc32 and erf_erfc64: 1 - erf, or with `precise`, from 1/4 on where 1 - erf cancels,
+/// for erf_erfc64: 1 - erf, or with `precise`, from 1/4 on where 1 - erf cancels,
 /// 0.5 - (a y + (a - 0.5)) below 1/2 (as musl) and -(a y + (a - 1)) above, with a - 0.5 and a - 1
 /// exact, so that only the last step rounds.
 #[inline(always)]
@@ -1268,7 +1234,7 @@ where
 }
 
 /// erfc(ac) = exp(-ac^2 - 0.5625 + rs) / ac on [1.25, 28] (`inv` = 1/ac, ac^2 = h + l exactly,
-/// rs the rational correction R/S), for erf_erfc32 and erf_erfc64, with their `exp_hilo` (scaled
+/// rs the rational correction R/S), for erfc_large32 and erf_erfc64, with their `exp_hilo` (scaled
 /// by 2^TAIL_SHIFT, undone by the last multiplication); the
 /// sum's rounding error is carried into exp as its small `lo` part. With `precise`, rs (in
 /// [-0.29, -0.01]) joins hi exactly (Fast2Sum, |hi| > 1.5), so that lo stays a small correction
@@ -1432,18 +1398,94 @@ fn gelu32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
     let res = o.mul(x, phi);
     if o.any(far_neg) {
         let u = o.mul(a, o.splat(std::f32::consts::FRAC_1_SQRT_2));
-        let ec = erfc_large32(o, u, false, Some((hh, o.mul(o.splat(0.5), l))), true);
+        let ec = erfc_large32(o, u, (hh, o.mul(o.splat(0.5), l)));
         o.sel(far_neg, o.mul(o.mul(o.splat(0.5), x), ec), res)
     } else {
         res
     }
 }
 
+/// erfc(a) = exp(-a^2 + R(a)) for a >= 0, with R(a) = log(erfcx(a)) (0 at a = 0, -2.94 at
+/// [`ERFC_ZERO32`]) approximated on eight intervals [1.25 k, 1.25 (k + 1)) (the last up to
+/// `ERFC_ZERO32`) by R = c0 + t P(t), t = a - 1.25 k, P of degree 7. Row 0 is c0's f32 part and
+/// row 1 its remainder (c0 carried as a double-word, so that its rounding, up to 1 ulp of |c0| <
+/// 3, does not enter erfc's relative error); rows 2..10 are P's coefficients from the constant
+/// up, one column per interval, read per lane by [`Ops::lookup8`]. Fitted for this file as the
+/// erf coefficients above (Lawson's reweighting towards minimax over each interval widened by
+/// 0.01 on both sides, P's coefficients rounded to f32 one at a time with refits, c0 last and
+/// in f64); max |error of R| 9.3e-10 on the first interval (0.016 ulp of erfc), below 2e-10 on
+/// the others. c0 = 0 on the first, so that erfc(0) = 1 exactly.
+const ERFC_R32: [[f32; 8]; 10] = [
+    [0.0, -1.0001537, -1.5568153, -1.9269627, -2.2008896, -2.4173605, -2.5959675, -2.747846],
+    [0.0, -1.199201e-9, -6.1285244e-9, -8.084254e-9, 4.1870205e-8, -4.143915e-9, 5.7321728e-8, -2.8795753e-8],
+    // The first interval's slope at 0 came out as R'(0) = -2/sqrt(pi) rounded, as it should.
+    [
+        -std::f32::consts::FRAC_2_SQRT_PI,
+        -0.56772393,
+        -0.35268074,
+        -0.25040406,
+        -0.19270006,
+        -0.15614396,
+        -0.13106191,
+        -0.11283953,
+    ],
+    [0.3633818, 0.12918966, 0.056106098, 0.029633638, 0.017933136, 0.011909787, 0.00844691, 0.0062878067],
+    [-0.10278646, -0.03268613, -0.010856884, -0.004436669, -0.0021530923, -0.0011843311, -0.0007135126, -0.00046172395],
+    [0.019185469, 0.0077906004, 0.002161442, 0.0007096202, 0.00028288475, 0.0001299871, 6.4654516e-5, 3.83458e-5],
+    [
+        8.558487e-5,
+        -0.0016086878,
+        -0.0004134672,
+        -0.00011379673,
+        -4.045336e-5,
+        -1.5514954e-5,
+        -2.7636102e-6,
+        -4.3944337e-6,
+    ],
+    [-0.0015571958, 0.00025601694, 6.916801e-5, 1.6842383e-5, 7.46077e-6, 2.3989908e-6, -2.9630069e-6, 1.3445459e-6],
+    [0.000535272, -2.4209803e-5, -8.119181e-6, -1.8637853e-6, -1.7882633e-6, -5.264751e-7, 1.7243457e-6, -5.271003e-7],
+    [-7.075734e-5, 4.4975226e-7, 3.7518961e-7, 8.8682256e-8, 2.830945e-7, 8.2108684e-8, -3.532026e-7, 9.8224135e-8],
+];
+/// The least f32 whose erfc rounds to 0 (erfc = 2^-150 at 10.0541949...); erfc32 returns 0 from
+/// here on, where exp's argument falls below the clamp of `exp_hilo32`.
+const ERFC_ZERO32: f32 = 10.054195;
+
+/// erfc without divisions or per-interval selects (one permute per coefficient, see
+/// [`ERFC_R32`]); erfc(-a) = 2 - erfc(a), rounded once.
 #[inline(always)]
 fn erfc32<O: Ops<E = f32, B = u32>>(o: O, x: O::F) -> O::F {
-    // erfc(-a) = 2 - erfc(a).
-    let (_, ec) = erf_erfc32(o, abs32(o, x), true, None);
-    let res = o.sel(o.lt(x, o.splat(0.0)), o.sub(o.splat(2.0), ec), ec);
+    let zero = o.splat(0.0);
+    let a = abs32(o, x);
+    // k = round(0.8 a - 0.5), at most 7: floor(a / 1.25) but at the boundaries, where either
+    // neighbour's fit covers a. NaN lanes give some k in 0..8 and are replaced at the end.
+    let y = o.fma(a, o.splat(0.8), o.splat(-0.5));
+    let y = o.sel(o.lt(o.splat(7.0), y), o.splat(7.0), y);
+    let tk = o.add(y, o.splat(MAGIC32));
+    let k = o.and_u(o.to_u(tk), o.splat_u(7));
+    // t = a - 1.25 k is exact (Sterbenz from k = 1 on, a itself for k = 0).
+    let t = o.fnma(o.sub(tk, o.splat(MAGIC32)), o.splat(1.25), a);
+    let c = |row: usize| o.lookup8(k, &ERFC_R32[row]);
+    let mut p = c(9);
+    for row in (2..9).rev() {
+        p = o.fma(p, t, c(row));
+    }
+    // q = t P(t) with its rounding error eq (exact by FMA): on the first interval q is all of R.
+    let q = o.mul(p, t);
+    let eq = o.fma(p, t, o.sub(zero, q));
+    // u = c0 + q by Fast2Sum (|q| < |c0| from k = 1 on; for k = 0, c0 = 0 and u = q exactly).
+    let c0 = c(0);
+    let u = o.add(c0, q);
+    let eu = o.add(o.sub(q, o.sub(u, c0)), eq);
+    // a^2 = h + l exactly, and u - h = s + es by TwoSum (h may exceed |u| or not).
+    let h = o.mul(a, a);
+    let l = o.fma(a, a, o.sub(zero, h));
+    let s = o.sub(u, h);
+    let v = o.sub(s, u);
+    let es = o.sub(o.sub(u, o.sub(s, v)), o.add(h, v));
+    let lo = o.add(o.add(eu, es), o.sub(c(1), l));
+    let e = o.mul(exp_hilo32(o, s, lo), o.splat(TAIL_UNSCALE));
+    let e = o.sel(o.lt(a, o.splat(ERFC_ZERO32)), e, zero);
+    let res = o.sel(o.lt(x, zero), o.sub(o.splat(2.0), e), e);
     o.sel(is_nan(o, x), x, res)
 }
 
@@ -2219,8 +2261,9 @@ fn gelu_tanh64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
     o.div(x, o.add(o.splat(1.0), e))
 }
 
-/// FreeBSD `s_erf.c` coefficients; returns (erf(a), erfc(a)) for a >= 0; `precise` as in
-/// `erf_erfc32`.
+/// FreeBSD `s_erf.c` coefficients; returns (erf(a), erfc(a)) for a >= 0. `precise` (for erfc
+/// itself) spends a few operations on erfc's relative accuracy on [1/4, 0.84375) and [1.25, inf);
+/// erf does not need it and keeps the cheaper form.
 #[inline(always)]
 fn erf_erfc64<O: Ops<E = f64, B = u64>>(o: O, a: O::F, precise: bool) -> (O::F, O::F) {
     const ERX: f64 = 8.450_629_115_104_675e-1;
@@ -2374,6 +2417,62 @@ fn erfc64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
 // ---------------------------------------------------------------------------------------------
 // Dispatch
 // ---------------------------------------------------------------------------------------------
+
+/// erfinv(x) = x P(w) with w = -log(1 - x^2), for f32 x computed in f64 lanes: P of degree 11
+/// in w - 2.5 for w < 5 (|x| < 0.99663, Giles' split in "Approximating the erfinv function",
+/// GPU Computing Gems, 2011) and in sqrt(w) - 3.125 beyond (w <= 15.95 for every f32 below 1),
+/// fitted for this file to erfinv(x)/x with relative weight (Lawson's reweighting towards
+/// minimax over [0, 5] and [sqrt 5 - 0.005, 4.003], coefficients kept in f64): max relative
+/// error 4.1e-10 and 5.0e-10, below 0.01 f32 ulp, so the result rounded once to f32 is
+/// erfinv's value rounded but within 0.01 ulp of a tie.
+const ERFINV_A64: [f64; 12] = [
+    1.501409351692719,
+    0.24664027578532238,
+    -0.0041773246361069835,
+    -0.0012527048765263648,
+    0.00021826355745739953,
+    -4.998759914723964e-6,
+    -3.426012176848435e-6,
+    4.796988892938518e-7,
+    1.6457234509128117e-8,
+    -1.1023219610853392e-8,
+    4.3703086332929727e-10,
+    1.328593737795914e-10,
+];
+const ERFINV_B64: [f64; 12] = [
+    2.958320149074565,
+    1.0037187038367656,
+    0.007047995773515318,
+    -0.0053013587524829795,
+    0.0037927126928442023,
+    -0.00251698188062812,
+    0.0012701913726401448,
+    -0.0003390752960139247,
+    -0.00011346185274153719,
+    0.00015443108768872394,
+    -3.135734677700498e-5,
+    -1.3805226793953078e-5,
+];
+
+/// erfinv of f32 values widened to f64 (see [`ERFINV_A64`]): +-inf at +-1, NaN beyond.
+#[inline(always)]
+fn erfinv32_in64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
+    let c = |v: f64| o.splat(v);
+    // w = -log((1 - x)(1 + x)): both factors and their product are exact for an f32 x.
+    let w = o.sub(c(0.0), log64(o, o.mul(o.sub(c(1.0), x), o.add(c(1.0), x))));
+    let central = o.lt(w, c(5.0));
+    // Only the tail needs the square root, and few vectors have a lane there.
+    let z = o.sub(w, c(2.5));
+    let z = if o.any(o.not_m(central)) { o.sel(central, z, o.sub(o.sqrt(w), c(3.125))) } else { z };
+    let mut p = pick(o, central, ERFINV_A64[11], ERFINV_B64[11]);
+    for i in (0..11).rev() {
+        p = o.fma(p, z, pick(o, central, ERFINV_A64[i], ERFINV_B64[i]));
+    }
+    let a = abs64(o, x);
+    let y = o.sel(o.eq(a, c(1.0)), with_sign64(o, c(f64::INFINITY), x), o.mul(x, p));
+    // NaN lanes carry NaN through x * p.
+    o.sel(o.lt(c(1.0), a), c(f64::NAN), y)
+}
 
 /// An f32 elementwise kernel, generic over the lane implementation.
 trait Kern32 {
@@ -2751,6 +2850,14 @@ impl Kern64 for Lgamma32In64 {
     }
 }
 
+struct Erfinv32In64;
+impl Kern64 for Erfinv32In64 {
+    #[inline(always)]
+    fn f<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
+        erfinv32_in64(o, x)
+    }
+}
+
 /// A function of f32 values computed in f64 lanes and rounded once to f32 (by [`in64_at`]):
 /// `Unary` of one input, `Binary` of two.
 trait In64 {
@@ -2865,6 +2972,28 @@ pub unsafe fn lgamma_f32_raw(x: *const f32, out: *mut f32, n: usize) {
 /// Scalar lgamma, bit-identical to the slice version.
 pub fn lgamma_scalar_f32(x: f32) -> f32 {
     scalar64::<Lgamma32In64>(f64::from(x)) as f32
+}
+
+/// Safe: `out[i] = erfinv(x[i])` (+-inf at +-1, NaN beyond); panics if lengths differ.
+pub fn erfinv_f32(x: &[f32], out: &mut [f32]) {
+    assert_eq!(x.len(), out.len(), "erfinv_f32: length mismatch");
+    // SAFETY: both slices hold x.len() elements and cannot overlap (& vs &mut).
+    unsafe { in64_at::<Unary<Erfinv32In64>>(level(), x.as_ptr(), std::ptr::null(), out.as_mut_ptr(), x.len()) }
+}
+
+/// `out[i] = erfinv(x[i])` for `i < n`, computed in f64 and rounded once.
+///
+/// # Safety
+/// `x` and `out` point to `n` valid elements; `out` may equal `x` exactly (in place), no other
+/// overlap.
+pub unsafe fn erfinv_f32_raw(x: *const f32, out: *mut f32, n: usize) {
+    // SAFETY: the caller's contract; each chunk is read before it is written.
+    unsafe { in64_at::<Unary<Erfinv32In64>>(level(), x, std::ptr::null(), out, n) }
+}
+
+/// Scalar erfinv, bit-identical to the slice version.
+pub fn erfinv_scalar_f32(x: f32) -> f32 {
+    scalar64::<Erfinv32In64>(f64::from(x)) as f32
 }
 
 /// Safe: `out[i] = pow(x[i], y[i])` (C's `powf` conventions); panics if lengths differ.
@@ -3077,10 +3206,10 @@ mod tests {
             case!("sigmoid", sigmoid_f32, sigmoid_scalar_f32, run32, Sigmoid32, r_sigmoid, (-110.0, 30.0), Some(4.0)),
             case!("silu", silu_f32, silu_scalar_f32, run32, Silu32, r_silu, (-110.0, 30.0), Some(4.0)),
             // The bounds from here to atanh sit just above the maximum over every f32 (measured
-            // exhaustively against the f64 functions): erf 1.08, erfc 2.40, sin 1.53, cos 1.53,
+            // exhaustively against the f64 functions): erf 1.08, erfc 1.66, sin 1.53, cos 1.53,
             // tan 2.91, asin 1.18, acos 1.14, atan 1.13, atanh 1.72.
             case!("erf", erf_f32, erf_scalar_f32, run32, Erf32, r_erf, (-7.0, 7.0), Some(1.25)),
-            case!("erfc", erfc_f32, erfc_scalar_f32, run32, Erfc32, r_erfc, (-5.0, 12.0), Some(2.6)),
+            case!("erfc", erfc_f32, erfc_scalar_f32, run32, Erfc32, r_erfc, (-5.0, 12.0), Some(1.75)),
             case!("sin", sin_f32, sin_scalar_f32, run32, Sin32, r_sin, (-40.0, 40.0), Some(1.75)),
             case!("cos", cos_f32, cos_scalar_f32, run32, Cos32, r_cos, (-40.0, 40.0), Some(1.75)),
             case!("tan", tan_f32, tan_scalar_f32, run32, Tan32, r_tan, (-40.0, 40.0), Some(3.25)),
@@ -3713,6 +3842,72 @@ mod tests {
                 unsafe { in64_at::<Unary<Lgamma32In64>>(lv, out.as_ptr(), std::ptr::null(), out.as_mut_ptr(), n) };
                 for (i, (&g, &w)) in out.iter().zip(&want).enumerate() {
                     assert!(same(f64::from(g), f64::from(w)), "lgamma {lv:?} n={n}: x={:e}: {g:e} vs {w:e}", xs[i]);
+                }
+            }
+        }
+    }
+
+    /// Arguments for erfinv: a sweep of (-1, 1), the last 2^12 f32 below 1 (and their negatives,
+    /// where w reaches 15.94), both sides of |x| = 0.99663 (where the tail polynomial takes
+    /// over), powers of two down to the subnormals, random bit patterns (mostly |x| > 1: NaN) and
+    /// the special values.
+    fn erfinv_args() -> Vec<f32> {
+        let mut v: Vec<f32> = (-1_000_000..1_000_000).step_by(THIN).map(|i| i as f32 * 1e-6 + 3.1e-7).collect();
+        for k in 1..4096u32 {
+            let x = f32::from_bits(1f32.to_bits() - k);
+            v.extend([x, -x]);
+        }
+        let split = (1.0 - (-5.0f64).exp()).sqrt() as f32;
+        for k in 0..64u32 {
+            v.extend([f32::from_bits(split.to_bits() - 32 + k), -f32::from_bits(split.to_bits() - 32 + k)]);
+        }
+        for e in -149..0 {
+            let x = 2f32.powi(e) * 1.37;
+            v.extend([x, -x]);
+        }
+        let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+        for _ in 0..20_000 {
+            v.push(f32::from_bits(rng.next() as u32));
+        }
+        v.extend([0.0, -0.0, 1.0, -1.0, 1.5, -1.5, f32::INFINITY, f32::NEG_INFINITY, f32::NAN]);
+        v
+    }
+
+    /// erfinv in f64 lanes rounded once: within half an f32 ulp plus the fit's 5e-10 relative (0.01 ulp)
+    /// of the f64 `special::erfinv` (two Newton steps in f64, erfc-based in the tail), +-inf at
+    /// +-1 and NaN beyond, and the slice equal to the scalar function.
+    #[test]
+    fn erfinv_f32_is_the_f64_value_rounded() {
+        let xs = erfinv_args();
+        let mut out = vec![0.0f32; xs.len()];
+        erfinv_f32(&xs, &mut out);
+        for (&x, &got) in xs.iter().zip(&out) {
+            assert!(same(f64::from(got), f64::from(erfinv_scalar_f32(x))), "erfinv({x:e}): slice and scalar differ");
+            let want = crate::math::special::erfinv(f64::from(x));
+            if !want.is_finite() {
+                assert!(same(f64::from(got), want), "erfinv({x:e}) = {got:e}, want {want:e}");
+                continue;
+            }
+            assert_eq!(got.is_sign_negative(), x.is_sign_negative(), "erfinv({x:e}) = {got:e}");
+            let ulps = (f64::from(got) - want).abs() / ulp32(want);
+            assert!(ulps <= 0.51, "erfinv({x:e}) = {got:e}, want {want:e}: {ulps} ulps");
+        }
+    }
+
+    #[test]
+    fn erfinv_all_levels_lengths_and_in_place() {
+        let top = level();
+        let levels: Vec<Level> =
+            [Level::Scalar, Level::Avx2, Level::Avx512].into_iter().filter(|&l| l <= top).collect();
+        let xs = erfinv_args();
+        let want: Vec<f32> = xs.iter().map(|&x| erfinv_scalar_f32(x)).collect();
+        for &n in &[0usize, 1, 7, 17, 255, 257, xs.len()] {
+            for &lv in &levels {
+                let mut out = xs[..n].to_vec();
+                // SAFETY: in place over n elements.
+                unsafe { in64_at::<Unary<Erfinv32In64>>(lv, out.as_ptr(), std::ptr::null(), out.as_mut_ptr(), n) };
+                for (i, (&g, &w)) in out.iter().zip(&want).enumerate() {
+                    assert!(same(f64::from(g), f64::from(w)), "erfinv {lv:?} n={n}: x={:e}: {g:e} vs {w:e}", xs[i]);
                 }
             }
         }

@@ -156,7 +156,7 @@ macro_rules! unary_table {
             bitwise_not_out, BitwiseNot, "bitwise_not", false { b: |x| !x; i: |x| !x; }
             angle_out, Angle, "angle", true { f: |x| { let y = if x.is_nan() { x } else { T::zero() }; if x < T::zero() { T::PI() } else { y } }; cr: |z| z.im.atan2(z.re); }
             conj_physical_out, ConjPhysical, "conj_physical", false { b: |x| x; i: |x| x; f: |x| x; c: |z| z.conj(); }
-            erfinv_out, Erfinv, "erfinv", true { f: |x| $crate::math::special::erfinv(x); }
+            erfinv_out, Erfinv, "erfinv", true { f: |x| $crate::math::special::erfinv(x); v32: $crate::math::vmath::erfinv_f32_raw; }
             digamma_out, Digamma, "digamma", true { f: |x| $crate::math::special::digamma(x); }
             i0_out, I0, "i0", true { f: |x| $crate::math::special::i0(x); }
             sinc_out, Sinc, "sinc", true { f: |x| $crate::math::special::sinc(x); c: |z| if z == num_complex::Complex::new(T::zero(), T::zero()) { num_complex::Complex::new(T::one(), T::zero()) } else { let p = z * T::PI(); p.sin() / p }; }
