@@ -2454,20 +2454,52 @@ const ERFINV_B64: [f64; 12] = [
     -1.3805226793953078e-5,
 ];
 
+/// log(1 + f) = f Q(f) on [sqrt(1/2) - 1, sqrt 2 - 1] (widened by 0.001), degree 13, fitted for
+/// this file like [`ERFINV_A64`]: max relative error 2.7e-12. erfinv's w needs no more (P's
+/// own error is 5e-10), and this spares log_poly64's division: erfinv over 1M f32 in (-1, 1)
+/// took 2.8 ms with log64, 1.8-2.1 ms with this (one thread, AVX-512).
+const ERFINV_LOG64: [f64; 14] = [
+    0.9999999999982884,
+    -0.49999999991522803,
+    0.33333333464278797,
+    -0.2500000237053754,
+    0.1999998499788299,
+    -0.16666470753349483,
+    0.14286261429501673,
+    -0.12507087187892096,
+    0.11105481882884059,
+    -0.0987531935570177,
+    0.09026858366680215,
+    -0.09339017837931583,
+    0.09204816353987978,
+    -0.04844805174032305,
+];
+
 /// erfinv of f32 values widened to f64 (see [`ERFINV_A64`]): +-inf at +-1, NaN beyond.
 #[inline(always)]
 fn erfinv32_in64<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
     let c = |v: f64| o.splat(v);
-    // w = -log((1 - x)(1 + x)): both factors and their product are exact for an f32 x.
-    let w = o.sub(c(0.0), log64(o, o.mul(o.sub(c(1.0), x), o.add(c(1.0), x))));
+    // w = -log(t), t = (1 - x)(1 + x): both factors and their product are exact for an f32 x,
+    // and t >= 2^-23 below |x| = 1, a normal number (lanes with |x| >= 1 or NaN compute garbage
+    // here and are replaced at the end).
+    let t = o.mul(o.sub(c(1.0), x), o.add(c(1.0), x));
+    let (f, k) = log_split64(o, t, false);
+    let log = o.fma(k, c(LN2_HI64), o.fma(f, horner64(o, f, &ERFINV_LOG64), o.mul(k, c(LN2_LO64))));
+    let w = o.sub(c(0.0), log);
     let central = o.lt(w, c(5.0));
-    // Only the tail needs the square root, and few vectors have a lane there.
     let z = o.sub(w, c(2.5));
-    let z = if o.any(o.not_m(central)) { o.sel(central, z, o.sub(o.sqrt(w), c(3.125))) } else { z };
-    let mut p = pick(o, central, ERFINV_A64[11], ERFINV_B64[11]);
-    for i in (0..11).rev() {
-        p = o.fma(p, z, pick(o, central, ERFINV_A64[i], ERFINV_B64[i]));
-    }
+    // Few vectors have a lane in the tail (|x| > 0.99663): the others take the central
+    // polynomial alone, with neither the square root nor per-lane coefficients.
+    let p = if o.any(o.not_m(central)) {
+        let z = o.sel(central, z, o.sub(o.sqrt(w), c(3.125)));
+        let mut p = pick(o, central, ERFINV_A64[11], ERFINV_B64[11]);
+        for i in (0..11).rev() {
+            p = o.fma(p, z, pick(o, central, ERFINV_A64[i], ERFINV_B64[i]));
+        }
+        p
+    } else {
+        horner64(o, z, &ERFINV_A64)
+    };
     let a = abs64(o, x);
     let y = o.sel(o.eq(a, c(1.0)), with_sign64(o, c(f64::INFINITY), x), o.mul(x, p));
     // NaN lanes carry NaN through x * p.
