@@ -122,13 +122,20 @@ pub enum Input<'a> {
 }
 
 impl Input<'_> {
-    fn promotion(&self, operand: &Operand) -> Option<PromotionOperand> {
+    /// How this input takes part in type promotion when its elements have `dtype`.
+    fn promotion(&self, dtype: DType) -> Option<PromotionOperand> {
         match self {
-            Input::Tensor(t) => {
-                Some(PromotionOperand { dtype: operand.dtype, dim: t.dim(), wrapped_number: t.is_wrapped_number() })
-            }
-            Input::Scalar(_) => Some(PromotionOperand { dtype: operand.dtype, dim: 0, wrapped_number: true }),
+            Input::Tensor(t) => Some(PromotionOperand { dtype, dim: t.dim(), wrapped_number: t.is_wrapped_number() }),
+            Input::Scalar(_) => Some(PromotionOperand { dtype, dim: 0, wrapped_number: true }),
             Input::Mask(_) => None,
+        }
+    }
+
+    /// The dtype of this input's elements (a Scalar's as a wrapped number).
+    fn dtype(&self) -> Result<DType> {
+        match self {
+            Input::Tensor(t) | Input::Mask(t) => DType::from_scalar_type(t.dtype()),
+            Input::Scalar(s) => Ok(scalar_dtype(*s)),
         }
     }
 }
@@ -145,13 +152,13 @@ fn scalar_dtype(s: Scalar) -> DType {
 
 /// The dtype a kernel computes in: `result_type` of the inputs (or the first input's dtype
 /// without promotion), float for integers where the config says so. `None` without inputs.
-fn common_dtype(config: Config, inputs: &[Input<'_>], operands: &[Operand]) -> Option<DType> {
-    let promotion: PerOperand<PromotionOperand> =
-        inputs.iter().zip(operands).filter_map(|(i, o)| i.promotion(o)).collect();
+fn common_dtype(config: Config, inputs: &[Input<'_>], dtypes: &[DType]) -> Option<DType> {
     let common = if config.promote_inputs {
+        let promotion: PerOperand<PromotionOperand> =
+            inputs.iter().zip(dtypes).filter_map(|(i, &d)| i.promotion(d)).collect();
         result_type(&promotion)?
     } else {
-        inputs.iter().zip(operands).find(|(i, _)| !matches!(i, Input::Mask(_)))?.1.dtype
+        *inputs.iter().zip(dtypes).find(|(i, _)| !matches!(i, Input::Mask(_)))?.1
     };
     Some(if config.int_to_float && !common.is_floating() && !common.is_complex() {
         DType::DEFAULT_FLOAT
@@ -163,19 +170,8 @@ fn common_dtype(config: Config, inputs: &[Input<'_>], operands: &[Operand]) -> O
 /// The dtype of a functional op's result (`torch.floor_divide(a, b)`): what [`elementwise`]
 /// would compute in, or the config's fixed output dtype.
 pub fn result_dtype(config: Config, inputs: &[Input<'_>]) -> Result<DType> {
-    let operands: PerOperand<Operand> = inputs
-        .iter()
-        .map(|i| match i {
-            Input::Tensor(t) | Input::Mask(t) => Operand::of(t),
-            Input::Scalar(s) => Ok(Operand {
-                data: std::ptr::null_mut(),
-                dtype: scalar_dtype(*s),
-                sizes: Dims::new(),
-                strides: Dims::new(),
-            }),
-        })
-        .collect::<Result<_>>()?;
-    let common = common_dtype(config, inputs, &operands).unwrap_or(DType::DEFAULT_FLOAT);
+    let dtypes: PerOperand<DType> = inputs.iter().map(Input::dtype).collect::<Result<_>>()?;
+    let common = common_dtype(config, inputs, &dtypes).unwrap_or(DType::DEFAULT_FLOAT);
     Ok(config.output_dtype.unwrap_or(common))
 }
 
@@ -274,6 +270,20 @@ fn check_overlaps(out: &TensorRef<'_>, inputs: &[Input<'_>]) -> Result<()> {
 /// vectors: every elementwise call asks it three times, and a 1-element `add` spent 3% of its
 /// time in the allocator for it.
 fn dense_strides_like(sizes: &[i64], strides: &[i64]) -> Option<Dims<i64>> {
+    // Most tensors have exactly the row-major strides (size-1 dimensions included), which the
+    // sort below would return unchanged: return them without it.
+    let mut expected = 1i64;
+    let mut row_major = true;
+    for d in (0..sizes.len()).rev() {
+        if strides[d] != expected {
+            row_major = false;
+            break;
+        }
+        expected *= sizes[d].max(1);
+    }
+    if row_major {
+        return Some(Dims::from_slice(strides));
+    }
     let mut perm: Dims<usize> = (0..sizes.len()).collect();
     // Fastest dimension first; ties (size-1 dimensions) keep the row-major order.
     perm.sort_by(|&a, &b| strides[a].cmp(&strides[b]).then(b.cmp(&a)));
@@ -330,7 +340,8 @@ pub fn elementwise(
     }
     check_overlaps(out, inputs)?;
     let out_dtype = DType::from_scalar_type(out.dtype())?;
-    let common = common_dtype(config, inputs, &ins).unwrap_or(out_dtype);
+    let dtypes: PerOperand<DType> = ins.iter().map(|o| o.dtype).collect();
+    let common = common_dtype(config, inputs, &dtypes).unwrap_or(out_dtype);
     let result_dtype = config.output_dtype.unwrap_or(common);
     if config.safe_cast_to_output {
         check_can_cast(result_dtype, out_dtype)?;
