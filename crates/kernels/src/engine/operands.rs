@@ -236,25 +236,26 @@ fn sized_like_inputs<T>(
 /// an in-place op). As ATen, only what dense tensors make certain is refused.
 fn check_overlaps(out: &TensorRef<'_>, inputs: &[Input<'_>]) -> Result<()> {
     const CLONE: &str = "Please clone() the tensor before performing the operation.";
-    if dense_strides_like(out.sizes(), out.strides()).is_none()
-        && out.sizes().iter().zip(out.strides()).any(|(&n, &s)| n > 1 && s == 0)
-    {
+    let dense = |t: &TensorRef<'_>| dense_strides_like(t.sizes(), t.strides()).is_some();
+    let out_dense = dense(out);
+    if !out_dense && out.sizes().iter().zip(out.strides()).any(|(&n, &s)| n > 1 && s == 0) {
         return Err(Error::runtime(format!(
             "unsupported operation: more than one element of the written-to tensor refers to a single memory location. {CLONE}"
         )));
     }
-    // The bytes a dense, non-empty tensor spans; None where ATen cannot tell (too hard) or no.
-    let span = |t: &TensorRef<'_>| -> Result<Option<(usize, usize)>> {
-        if t.numel() == 0 || dense_strides_like(t.sizes(), t.strides()).is_none() {
+    // The bytes a dense (`is_dense`), non-empty tensor spans; None where ATen cannot tell (too
+    // hard) or no.
+    let span = |t: &TensorRef<'_>, is_dense: bool| -> Result<Option<(usize, usize)>> {
+        if t.numel() == 0 || !is_dense {
             return Ok(None);
         }
         let start = t.data_ptr() as usize;
         Ok(Some((start, start + t.numel() as usize * DType::from_scalar_type(t.dtype())?.size())))
     };
-    let Some((lo, hi)) = span(out)? else { return Ok(()) };
+    let Some((lo, hi)) = span(out, out_dense)? else { return Ok(()) };
     for input in inputs {
         let (Input::Tensor(t) | Input::Mask(t)) = input else { continue };
-        let Some((a, b)) = span(t)? else { continue };
+        let Some((a, b)) = span(t, dense(t))? else { continue };
         let same = a == lo && b == hi && t.strides() == out.strides();
         if !same && a < hi && lo < b {
             return Err(Error::runtime(format!(

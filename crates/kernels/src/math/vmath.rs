@@ -2759,12 +2759,14 @@ driver2!(
 );
 
 macro_rules! api {
-    ($kern:ident, $run:ident, $scalar:ident, $e:ty, $b:ty,
+    // `$e`: the slices' element type; `$le`/`$lb`: the kernel's lanes (f64 for f32 slices
+    // computed in f64 lanes).
+    ($kern:ident, $run:ident, $scalar:ident, $e:ty, $le:ty, $lb:ty,
      $($name:literal, $k:ident, $alg:ident, $slice:ident, $raw:ident, $sc:ident;)*) => {$(
         struct $k;
         impl $kern for $k {
             #[inline(always)]
-            fn f<O: Ops<E = $e, B = $b>>(o: O, x: O::F) -> O::F {
+            fn f<O: Ops<E = $le, B = $lb>>(o: O, x: O::F) -> O::F {
                 $alg(o, x)
             }
         }
@@ -2793,7 +2795,7 @@ macro_rules! api {
     )*};
 }
 
-api!(Kern32, run32, scalar32, f32, u32,
+api!(Kern32, run32, scalar32, f32, f32, u32,
     "exp", Exp32, exp32, exp_f32, exp_f32_raw, exp_scalar_f32;
     "expm1", Expm1_32, expm1_32, expm1_f32, expm1_f32_raw, expm1_scalar_f32;
     "exp2", Exp2_32, exp2_32, exp2_f32, exp2_f32_raw, exp2_scalar_f32;
@@ -2819,7 +2821,7 @@ api!(Kern32, run32, scalar32, f32, u32,
     "gelu (erf form)", Gelu32, gelu32, gelu_f32, gelu_f32_raw, gelu_scalar_f32;
     "gelu (tanh form)", GeluTanh32, gelu_tanh32, gelu_tanh_f32, gelu_tanh_f32_raw, gelu_tanh_scalar_f32;
 );
-api!(Kern64, run64, scalar64, f64, u64,
+api!(Kern64, run64, scalar64, f64, f64, u64,
     "exp", Exp64, exp64, exp_f64, exp_f64_raw, exp_scalar_f64;
     "expm1", Expm1_64, expm1_64, expm1_f64, expm1_f64_raw, expm1_scalar_f64;
     "exp2", Exp2_64, exp2_64, exp2_f64, exp2_f64_raw, exp2_scalar_f64;
@@ -2871,22 +2873,6 @@ impl Kern64x2 for Pow32In64 {
     #[inline(always)]
     fn f<O: Ops<E = f64, B = u64>>(o: O, x: O::F, y: O::F) -> O::F {
         pow32_in64(o, x, y)
-    }
-}
-
-struct Lgamma32In64;
-impl Kern64 for Lgamma32In64 {
-    #[inline(always)]
-    fn f<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
-        lgamma32_in64(o, x)
-    }
-}
-
-struct Erfinv32In64;
-impl Kern64 for Erfinv32In64 {
-    #[inline(always)]
-    fn f<O: Ops<E = f64, B = u64>>(o: O, x: O::F) -> O::F {
-        erfinv32_in64(o, x)
     }
 }
 
@@ -2983,50 +2969,26 @@ unsafe fn in64_at<K: In64>(lv: Level, x: *const f32, y: *const f32, out: *mut f3
     unsafe { in64_chunks::<K, _>(Sc64, x, y, out, n) }
 }
 
-/// Safe: `out[i] = lgamma(x[i])` (C's `lgammaf` values at poles and infinities); panics if lengths
-/// differ.
-pub fn lgamma_f32(x: &[f32], out: &mut [f32]) {
-    assert_eq!(x.len(), out.len(), "lgamma_f32: length mismatch");
-    // SAFETY: both slices hold x.len() elements and cannot overlap (& vs &mut).
-    unsafe { in64_at::<Unary<Lgamma32In64>>(level(), x.as_ptr(), std::ptr::null(), out.as_mut_ptr(), x.len()) }
-}
-
-/// `out[i] = lgamma(x[i])` for `i < n`, computed in f64 and rounded once.
+/// [`in64_at`] for a one-input kernel, in the shape of `api!`'s drivers: f32 values computed in
+/// f64 lanes and rounded once.
 ///
 /// # Safety
-/// `x` and `out` point to `n` valid elements; `out` may equal `x` exactly (in place), no other
-/// overlap.
-pub unsafe fn lgamma_f32_raw(x: *const f32, out: *mut f32, n: usize) {
-    // SAFETY: the caller's contract; each chunk is read before it is written.
-    unsafe { in64_at::<Unary<Lgamma32In64>>(level(), x, std::ptr::null(), out, n) }
+/// As [`in64_at`] with no second input.
+unsafe fn run_in64<K: Kern64>(lv: Level, x: *const f32, out: *mut f32, n: usize) {
+    // SAFETY: forwarded caller contract.
+    unsafe { in64_at::<Unary<K>>(lv, x, std::ptr::null(), out, n) }
 }
 
-/// Scalar lgamma, bit-identical to the slice version.
-pub fn lgamma_scalar_f32(x: f32) -> f32 {
-    scalar64::<Lgamma32In64>(f64::from(x)) as f32
+/// [`run_in64`]'s function of one f32.
+fn scalar_in64<K: Kern64>(x: f32) -> f32 {
+    scalar64::<K>(f64::from(x)) as f32
 }
 
-/// Safe: `out[i] = erfinv(x[i])` (+-inf at +-1, NaN beyond); panics if lengths differ.
-pub fn erfinv_f32(x: &[f32], out: &mut [f32]) {
-    assert_eq!(x.len(), out.len(), "erfinv_f32: length mismatch");
-    // SAFETY: both slices hold x.len() elements and cannot overlap (& vs &mut).
-    unsafe { in64_at::<Unary<Erfinv32In64>>(level(), x.as_ptr(), std::ptr::null(), out.as_mut_ptr(), x.len()) }
-}
-
-/// `out[i] = erfinv(x[i])` for `i < n`, computed in f64 and rounded once.
-///
-/// # Safety
-/// `x` and `out` point to `n` valid elements; `out` may equal `x` exactly (in place), no other
-/// overlap.
-pub unsafe fn erfinv_f32_raw(x: *const f32, out: *mut f32, n: usize) {
-    // SAFETY: the caller's contract; each chunk is read before it is written.
-    unsafe { in64_at::<Unary<Erfinv32In64>>(level(), x, std::ptr::null(), out, n) }
-}
-
-/// Scalar erfinv, bit-identical to the slice version.
-pub fn erfinv_scalar_f32(x: f32) -> f32 {
-    scalar64::<Erfinv32In64>(f64::from(x)) as f32
-}
+// lgamma gives C's `lgammaf` values at poles and infinities; erfinv +-inf at +-1, NaN beyond.
+api!(Kern64, run_in64, scalar_in64, f32, f64, u64,
+    "lgamma", Lgamma32In64, lgamma32_in64, lgamma_f32, lgamma_f32_raw, lgamma_scalar_f32;
+    "erfinv", Erfinv32In64, erfinv32_in64, erfinv_f32, erfinv_f32_raw, erfinv_scalar_f32;
+);
 
 /// Safe: `out[i] = pow(x[i], y[i])` (C's `powf` conventions); panics if lengths differ.
 pub fn pow_f32(x: &[f32], y: &[f32], out: &mut [f32]) {
@@ -3860,23 +3822,28 @@ mod tests {
         }
     }
 
-    #[test]
-    fn lgamma_all_levels_lengths_and_in_place() {
+    /// Every level of [`in64_at`] equals `scalar` on `xs`, in place, at lengths with a tail at
+    /// every vector width.
+    fn in64_all_levels_lengths_and_in_place<K: Kern64>(name: &str, xs: &[f32], scalar: fn(f32) -> f32) {
         let top = level();
         let levels: Vec<Level> =
             [Level::Scalar, Level::Avx2, Level::Avx512].into_iter().filter(|&l| l <= top).collect();
-        let xs = lgamma_args();
-        let want: Vec<f32> = xs.iter().map(|&x| lgamma_scalar_f32(x)).collect();
+        let want: Vec<f32> = xs.iter().map(|&x| scalar(x)).collect();
         for &n in &[0usize, 1, 7, 17, 255, 257, xs.len()] {
             for &lv in &levels {
                 let mut out = xs[..n].to_vec();
                 // SAFETY: in place over n elements.
-                unsafe { in64_at::<Unary<Lgamma32In64>>(lv, out.as_ptr(), std::ptr::null(), out.as_mut_ptr(), n) };
+                unsafe { in64_at::<Unary<K>>(lv, out.as_ptr(), std::ptr::null(), out.as_mut_ptr(), n) };
                 for (i, (&g, &w)) in out.iter().zip(&want).enumerate() {
-                    assert!(same(f64::from(g), f64::from(w)), "lgamma {lv:?} n={n}: x={:e}: {g:e} vs {w:e}", xs[i]);
+                    assert!(same(f64::from(g), f64::from(w)), "{name} {lv:?} n={n}: x={:e}: {g:e} vs {w:e}", xs[i]);
                 }
             }
         }
+    }
+
+    #[test]
+    fn lgamma_all_levels_lengths_and_in_place() {
+        in64_all_levels_lengths_and_in_place::<Lgamma32In64>("lgamma", &lgamma_args(), lgamma_scalar_f32);
     }
 
     /// Arguments for erfinv: a sweep of (-1, 1), the last 2^12 f32 below 1 (and their negatives,
@@ -3928,21 +3895,7 @@ mod tests {
 
     #[test]
     fn erfinv_all_levels_lengths_and_in_place() {
-        let top = level();
-        let levels: Vec<Level> =
-            [Level::Scalar, Level::Avx2, Level::Avx512].into_iter().filter(|&l| l <= top).collect();
-        let xs = erfinv_args();
-        let want: Vec<f32> = xs.iter().map(|&x| erfinv_scalar_f32(x)).collect();
-        for &n in &[0usize, 1, 7, 17, 255, 257, xs.len()] {
-            for &lv in &levels {
-                let mut out = xs[..n].to_vec();
-                // SAFETY: in place over n elements.
-                unsafe { in64_at::<Unary<Erfinv32In64>>(lv, out.as_ptr(), std::ptr::null(), out.as_mut_ptr(), n) };
-                for (i, (&g, &w)) in out.iter().zip(&want).enumerate() {
-                    assert!(same(f64::from(g), f64::from(w)), "erfinv {lv:?} n={n}: x={:e}: {g:e} vs {w:e}", xs[i]);
-                }
-            }
-        }
+        in64_all_levels_lengths_and_in_place::<Erfinv32In64>("erfinv", &erfinv_args(), erfinv_scalar_f32);
     }
 
     #[test]
