@@ -271,13 +271,16 @@ fn refuse<T>(value: Option<T>) -> Option<T> {
     value
 }
 
+/// A cached block of this stream and size. Its list stays in the map when it empties (with its
+/// capacity), so a tensor allocated and freed over and over moves a block in and out of one list
+/// instead of removing and inserting a map entry and its vector each time.
 fn take_cached(pool: &mut Pool, stream: u64, size: usize) -> Option<Box<Block>> {
-    let list = pool.free.get_mut(&(stream, size))?;
-    let block = list.pop();
-    if list.is_empty() {
-        pool.free.remove(&(stream, size));
-    }
-    block
+    pool.free.get_mut(&(stream, size))?.pop()
+}
+
+/// Whether any block is cached or waiting (the map keeps emptied lists).
+fn holds_blocks(pool: &Pool) -> bool {
+    !pool.pending.is_empty() || pool.free.values().any(|list| !list.is_empty())
 }
 
 /// A block from the layer, within the limit: when the limit or the layer refuses, the cached
@@ -285,7 +288,7 @@ fn take_cached(pool: &mut Pool, stream: u64, size: usize) -> Option<Box<Block>> 
 fn new_block(pool: &mut Pool, device: usize, size: usize, stream: u64) -> Option<Box<Block>> {
     let fits = |pool: &Pool| (pool.stats.reserved_bytes.current as u64).saturating_add(size as u64) <= limit_bytes();
     let mut ptr = fits(pool).then(|| layer::layer().allocate(device, size)).flatten();
-    if ptr.is_none() && (!pool.free.is_empty() || !pool.pending.is_empty()) {
+    if ptr.is_none() && holds_blocks(pool) {
         pool.stats.num_alloc_retries += 1;
         release_cached(pool);
         ptr = fits(pool).then(|| layer::layer().allocate(device, size)).flatten();
@@ -417,7 +420,7 @@ pub unsafe fn record_stream(block: NonNull<Block>, stream: u64) {
 pub fn empty_cache() {
     for device in 0..MAX_DEVICES {
         let mut pool = pool(device);
-        if !pool.free.is_empty() || !pool.pending.is_empty() {
+        if holds_blocks(&pool) {
             release_cached(&mut pool);
         }
     }
