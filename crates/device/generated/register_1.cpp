@@ -25,14 +25,19 @@ regen_error* regen_kernel_bitwise_not_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logical_not_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logical_xor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_logical_and_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_ceil(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_clamp_tensor_out(regen_tensor self, regen_tensor min, regen_tensor max, regen_tensor out);
 regen_error* regen_kernel_convolution_backward_overrideable(regen_tensor grad_output, regen_tensor input, regen_tensor weight, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool transposed, regen_i64_list output_padding, int64_t groups, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel__copy_from(regen_tensor self, regen_tensor dst, bool non_blocking, regen_tensor* regen_r0);
+regen_error* regen_kernel_cos(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_cosh(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_count_nonzero_dim_int_list(regen_tensor self, regen_i64_list dim, regen_tensor* regen_r0);
 regen_error* regen_kernel__cummin_helper(regen_tensor self, regen_tensor values, regen_tensor indices, int64_t dim);
 regen_error* regen_kernel_div_out_mode(regen_tensor self, regen_tensor other, regen_str rounding_mode, regen_tensor out);
 regen_error* regen_kernel_dot(regen_tensor self, regen_tensor tensor, regen_tensor* regen_r0);
 regen_error* regen_kernel_vdot(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel_erf(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_exp(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_exp2_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_expm1_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_eye_out(int64_t n, regen_tensor out);
@@ -44,6 +49,8 @@ regen_error* regen_kernel__index_put_impl_inplace(regen_tensor self, regen_tenso
 regen_error* regen_kernel_isin_tensor_tensor_out(regen_tensor elements, regen_tensor test_elements, bool assume_unique, bool invert, regen_tensor out);
 regen_error* regen_kernel_linear_backward(regen_tensor self, regen_tensor grad_output, regen_tensor weight, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel_linspace_out(regen_scalar start, regen_scalar end, int64_t steps, regen_tensor out);
+regen_error* regen_kernel_log10(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_log1p(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel__log_softmax_backward_data(regen_tensor grad_output, regen_tensor output, int64_t dim, int32_t input_dtype, regen_tensor* regen_r0);
 regen_error* regen_kernel_aminmax_out(regen_tensor self, regen_opt_i64 dim, bool keepdim, regen_tensor min, regen_tensor max);
 regen_error* regen_kernel_max_dim_max(regen_tensor self, int64_t dim, bool keepdim, regen_tensor max, regen_tensor max_values);
@@ -73,6 +80,8 @@ regen_error* regen_kernel_std_correction(regen_tensor self, regen_i64_list dim, 
 regen_error* regen_kernel_std_mean_correction(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel_prod(regen_tensor self, int32_t dtype, regen_tensor* regen_r0);
 regen_error* regen_kernel_prod_int_out(regen_tensor self, int64_t dim, bool keepdim, int32_t dtype, regen_tensor out);
+regen_error* regen_kernel_tan(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_tanh(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_var_correction(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor* regen_r0);
 regen_error* regen_kernel_var_mean_correction(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel_where_self(regen_tensor condition, regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
@@ -104,6 +113,9 @@ regen_error* regen_kernel_index_select(regen_tensor self, int64_t dim, regen_ten
 regen_error* regen_kernel_nonzero_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_gather_out(regen_tensor self, int64_t dim, regen_tensor index, bool sparse_grad, regen_tensor out);
 regen_error* regen_kernel_multinomial_out(regen_tensor self, int64_t num_samples, bool replacement, void* generator, regen_tensor out);
+regen_error* regen_kernel_lgamma(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_i0(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_sign(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_lerp_tensor_out(regen_tensor self, regen_tensor end, regen_tensor weight, regen_tensor out);
 regen_error* regen_kernel_histc_out(regen_tensor self, int64_t bins, regen_scalar min, regen_scalar max, regen_tensor out);
 regen_error* regen_kernel_igammac_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -146,13 +158,17 @@ regen_error* regen_kernel_upsample_nearest2d_backward_grad_input(regen_tensor gr
 regen_error* regen_kernel_slow_conv_transpose3d(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list output_padding, regen_i64_list dilation, regen_tensor* regen_r0);
 regen_error* regen_kernel__slow_conv2d_backward_output_mask(regen_tensor grad_output, regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_i64_list stride, regen_i64_list padding, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel__conv_depthwise2d(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, regen_tensor* regen_r0);
+regen_error* regen_kernel_special_entr(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_special_ndtri(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_special_log_ndtr_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_i1e_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_bessel_j0_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_bessel_y1_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_chebyshev_polynomial_v_out(regen_tensor x, regen_tensor n, regen_tensor out);
 regen_error* regen_kernel_special_hermite_polynomial_he_out(regen_tensor x, regen_tensor n, regen_tensor out);
+regen_error* regen_kernel_special_modified_bessel_i1(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_special_modified_bessel_k1_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_scaled_modified_bessel_k0(regen_tensor x, regen_tensor* regen_r0);
 regen_error* regen_kernel_special_shifted_chebyshev_polynomial_t_out(regen_tensor x, regen_tensor n, regen_tensor out);
 regen_error* regen_kernel_special_spherical_bessel_j0_out(regen_tensor x, regen_tensor out);
 regen_error* regen_kernel__fused_adam_inplace_tensor_lr(regen_tensor_list self, regen_tensor_list grads, regen_tensor_list exp_avgs, regen_tensor_list exp_avg_sqs, regen_tensor_list max_exp_avg_sqs, regen_tensor_list state_steps, regen_tensor lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, regen_tensor grad_scale, regen_tensor found_inf);
@@ -299,6 +315,15 @@ at::Tensor & wrap_logical_and_out(const at::Tensor & self, const at::Tensor & ot
   return out;
 }
 
+// aten::ceil(Tensor self) -> Tensor
+at::Tensor wrap_ceil(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::ceil argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_ceil(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_clamp_tensor_out(const at::Tensor & self, const ::std::optional<at::Tensor> & min, const ::std::optional<at::Tensor> & max, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_opt_tensor(min), ::regen::device_of_opt_tensor(max), ::regen::device_of_tensor(out)));
@@ -338,6 +363,24 @@ at::Tensor wrap__copy_from(const at::Tensor & self, const at::Tensor & dst, bool
   auto regen_a2 = ::regen::lift_plain(non_blocking, "aten::_copy_from argument 'non_blocking'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel__copy_from(regen_a0, regen_a1, regen_a2, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::cos(Tensor self) -> Tensor
+at::Tensor wrap_cos(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::cos argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_cos(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::cosh(Tensor self) -> Tensor
+at::Tensor wrap_cosh(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::cosh argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_cosh(regen_a0, &regen_r0));
   return ::regen::adopt(regen_r0);
 }
 
@@ -389,6 +432,24 @@ at::Tensor wrap_vdot(const at::Tensor & self, const at::Tensor & other) {
   auto regen_a1 = ::regen::lift_tensor(other, "aten::vdot argument 'other'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_vdot(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::erf(Tensor self) -> Tensor
+at::Tensor wrap_erf(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::erf argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_erf(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::exp(Tensor self) -> Tensor
+at::Tensor wrap_exp(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::exp argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_exp(regen_a0, &regen_r0));
   return ::regen::adopt(regen_r0);
 }
 
@@ -514,6 +575,24 @@ at::Tensor & wrap_linspace_out(const at::Scalar & start, const at::Scalar & end,
   auto regen_a3 = ::regen::lift_tensor(out, "aten::linspace.out argument 'out'");
   ::regen::check(regen_kernel_linspace_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
+}
+
+// aten::log10(Tensor self) -> Tensor
+at::Tensor wrap_log10(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::log10 argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_log10(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::log1p(Tensor self) -> Tensor
+at::Tensor wrap_log1p(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::log1p argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_log1p(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor
@@ -848,6 +927,24 @@ at::Tensor & wrap_prod_int_out(const at::Tensor & self, int64_t dim, bool keepdi
   auto regen_a4 = ::regen::lift_tensor(out, "aten::prod.int_out argument 'out'");
   ::regen::check(regen_kernel_prod_int_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
   return out;
+}
+
+// aten::tan(Tensor self) -> Tensor
+at::Tensor wrap_tan(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::tan argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_tan(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::tanh(Tensor self) -> Tensor
+at::Tensor wrap_tanh(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::tanh argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_tanh(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor
@@ -1197,6 +1294,33 @@ at::Tensor & wrap_multinomial_out(const at::Tensor & self, c10::SymInt num_sampl
   auto regen_a4 = ::regen::lift_tensor(out, "aten::multinomial.out argument 'out'");
   ::regen::check(regen_kernel_multinomial_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
   return out;
+}
+
+// aten::lgamma(Tensor self) -> Tensor
+at::Tensor wrap_lgamma(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::lgamma argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_lgamma(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::i0(Tensor self) -> Tensor
+at::Tensor wrap_i0(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::i0 argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_i0(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::sign(Tensor self) -> Tensor
+at::Tensor wrap_sign(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sign argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_sign(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)
@@ -1716,6 +1840,24 @@ at::Tensor wrap__conv_depthwise2d(const at::Tensor & self, const at::Tensor & we
   return ::regen::adopt(regen_r0);
 }
 
+// aten::special_entr(Tensor self) -> Tensor
+at::Tensor wrap_special_entr(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_entr argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_special_entr(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::special_ndtri(Tensor self) -> Tensor
+at::Tensor wrap_special_ndtri(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_ndtri argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_special_ndtri(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::special_log_ndtr.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_log_ndtr_out(const at::Tensor & self, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
@@ -1772,6 +1914,15 @@ at::Tensor & wrap_special_hermite_polynomial_he_out(const at::Tensor & x, const 
   return out;
 }
 
+// aten::special_modified_bessel_i1(Tensor self) -> Tensor
+at::Tensor wrap_special_modified_bessel_i1(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_modified_bessel_i1 argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_special_modified_bessel_i1(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::special_modified_bessel_k1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_modified_bessel_k1_out(const at::Tensor & self, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
@@ -1779,6 +1930,15 @@ at::Tensor & wrap_special_modified_bessel_k1_out(const at::Tensor & self, at::Te
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_modified_bessel_k1.out argument 'out'");
   ::regen::check(regen_kernel_special_modified_bessel_k1_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::special_scaled_modified_bessel_k0(Tensor x) -> Tensor
+at::Tensor wrap_special_scaled_modified_bessel_k0(const at::Tensor & x) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x)));
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_scaled_modified_bessel_k0 argument 'x'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_special_scaled_modified_bessel_k0(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::special_shifted_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
@@ -2180,14 +2340,19 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "logical_not.out", TORCH_FN(regen_runtime_ops::wrap_logical_not_out));
   regen_runtime_ops::register_kernel(m, "logical_xor.out", TORCH_FN(regen_runtime_ops::wrap_logical_xor_out));
   regen_runtime_ops::register_kernel(m, "logical_and.out", TORCH_FN(regen_runtime_ops::wrap_logical_and_out));
+  regen_runtime_ops::register_kernel(m, "ceil", TORCH_FN(regen_runtime_ops::wrap_ceil));
   regen_runtime_ops::register_kernel(m, "clamp.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_tensor_out));
   regen_runtime_ops::register_kernel(m, "convolution_backward_overrideable", TORCH_FN(regen_runtime_ops::wrap_convolution_backward_overrideable));
   regen_runtime_ops::register_kernel(m, "_copy_from", TORCH_FN(regen_runtime_ops::wrap__copy_from));
+  regen_runtime_ops::register_kernel(m, "cos", TORCH_FN(regen_runtime_ops::wrap_cos));
+  regen_runtime_ops::register_kernel(m, "cosh", TORCH_FN(regen_runtime_ops::wrap_cosh));
   regen_runtime_ops::register_kernel(m, "count_nonzero.dim_IntList", TORCH_FN(regen_runtime_ops::wrap_count_nonzero_dim_int_list));
   regen_runtime_ops::register_kernel(m, "_cummin_helper", TORCH_FN(regen_runtime_ops::wrap__cummin_helper));
   regen_runtime_ops::register_kernel(m, "div.out_mode", TORCH_FN(regen_runtime_ops::wrap_div_out_mode));
   regen_runtime_ops::register_kernel(m, "dot", TORCH_FN(regen_runtime_ops::wrap_dot));
   regen_runtime_ops::register_kernel(m, "vdot", TORCH_FN(regen_runtime_ops::wrap_vdot));
+  regen_runtime_ops::register_kernel(m, "erf", TORCH_FN(regen_runtime_ops::wrap_erf));
+  regen_runtime_ops::register_kernel(m, "exp", TORCH_FN(regen_runtime_ops::wrap_exp));
   regen_runtime_ops::register_kernel(m, "exp2.out", TORCH_FN(regen_runtime_ops::wrap_exp2_out));
   regen_runtime_ops::register_kernel(m, "expm1.out", TORCH_FN(regen_runtime_ops::wrap_expm1_out));
   regen_runtime_ops::register_kernel(m, "eye.out", TORCH_FN(regen_runtime_ops::wrap_eye_out));
@@ -2199,6 +2364,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "isin.Tensor_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_isin_tensor_tensor_out));
   regen_runtime_ops::register_kernel(m, "linear_backward", TORCH_FN(regen_runtime_ops::wrap_linear_backward));
   regen_runtime_ops::register_kernel(m, "linspace.out", TORCH_FN(regen_runtime_ops::wrap_linspace_out));
+  regen_runtime_ops::register_kernel(m, "log10", TORCH_FN(regen_runtime_ops::wrap_log10));
+  regen_runtime_ops::register_kernel(m, "log1p", TORCH_FN(regen_runtime_ops::wrap_log1p));
   regen_runtime_ops::register_kernel(m, "_log_softmax_backward_data", TORCH_FN(regen_runtime_ops::wrap__log_softmax_backward_data));
   regen_runtime_ops::register_kernel(m, "aminmax.out", TORCH_FN(regen_runtime_ops::wrap_aminmax_out));
   regen_runtime_ops::register_kernel(m, "max.dim_max", TORCH_FN(regen_runtime_ops::wrap_max_dim_max));
@@ -2228,6 +2395,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "std_mean.correction", TORCH_FN(regen_runtime_ops::wrap_std_mean_correction));
   regen_runtime_ops::register_kernel(m, "prod", TORCH_FN(regen_runtime_ops::wrap_prod));
   regen_runtime_ops::register_kernel(m, "prod.int_out", TORCH_FN(regen_runtime_ops::wrap_prod_int_out));
+  regen_runtime_ops::register_kernel(m, "tan", TORCH_FN(regen_runtime_ops::wrap_tan));
+  regen_runtime_ops::register_kernel(m, "tanh", TORCH_FN(regen_runtime_ops::wrap_tanh));
   regen_runtime_ops::register_kernel(m, "var.correction", TORCH_FN(regen_runtime_ops::wrap_var_correction));
   regen_runtime_ops::register_kernel(m, "var_mean.correction", TORCH_FN(regen_runtime_ops::wrap_var_mean_correction));
   regen_runtime_ops::register_kernel(m, "where.self", TORCH_FN(regen_runtime_ops::wrap_where_self));
@@ -2259,6 +2428,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "nonzero.out", TORCH_FN(regen_runtime_ops::wrap_nonzero_out));
   regen_runtime_ops::register_kernel(m, "gather.out", TORCH_FN(regen_runtime_ops::wrap_gather_out));
   regen_runtime_ops::register_kernel(m, "multinomial.out", TORCH_FN(regen_runtime_ops::wrap_multinomial_out));
+  regen_runtime_ops::register_kernel(m, "lgamma", TORCH_FN(regen_runtime_ops::wrap_lgamma));
+  regen_runtime_ops::register_kernel(m, "i0", TORCH_FN(regen_runtime_ops::wrap_i0));
+  regen_runtime_ops::register_kernel(m, "sign", TORCH_FN(regen_runtime_ops::wrap_sign));
   regen_runtime_ops::register_kernel(m, "lerp.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_lerp_tensor_out));
   regen_runtime_ops::register_kernel(m, "histc.out", TORCH_FN(regen_runtime_ops::wrap_histc_out));
   regen_runtime_ops::register_kernel(m, "igammac.out", TORCH_FN(regen_runtime_ops::wrap_igammac_out));
@@ -2301,13 +2473,17 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "slow_conv_transpose3d", TORCH_FN(regen_runtime_ops::wrap_slow_conv_transpose3d));
   regen_runtime_ops::register_kernel(m, "_slow_conv2d_backward.output_mask", TORCH_FN(regen_runtime_ops::wrap__slow_conv2d_backward_output_mask));
   regen_runtime_ops::register_kernel(m, "_conv_depthwise2d", TORCH_FN(regen_runtime_ops::wrap__conv_depthwise2d));
+  regen_runtime_ops::register_kernel(m, "special_entr", TORCH_FN(regen_runtime_ops::wrap_special_entr));
+  regen_runtime_ops::register_kernel(m, "special_ndtri", TORCH_FN(regen_runtime_ops::wrap_special_ndtri));
   regen_runtime_ops::register_kernel(m, "special_log_ndtr.out", TORCH_FN(regen_runtime_ops::wrap_special_log_ndtr_out));
   regen_runtime_ops::register_kernel(m, "special_i1e.out", TORCH_FN(regen_runtime_ops::wrap_special_i1e_out));
   regen_runtime_ops::register_kernel(m, "special_bessel_j0.out", TORCH_FN(regen_runtime_ops::wrap_special_bessel_j0_out));
   regen_runtime_ops::register_kernel(m, "special_bessel_y1.out", TORCH_FN(regen_runtime_ops::wrap_special_bessel_y1_out));
   regen_runtime_ops::register_kernel(m, "special_chebyshev_polynomial_v.out", TORCH_FN(regen_runtime_ops::wrap_special_chebyshev_polynomial_v_out));
   regen_runtime_ops::register_kernel(m, "special_hermite_polynomial_he.out", TORCH_FN(regen_runtime_ops::wrap_special_hermite_polynomial_he_out));
+  regen_runtime_ops::register_kernel(m, "special_modified_bessel_i1", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_i1));
   regen_runtime_ops::register_kernel(m, "special_modified_bessel_k1.out", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_k1_out));
+  regen_runtime_ops::register_kernel(m, "special_scaled_modified_bessel_k0", TORCH_FN(regen_runtime_ops::wrap_special_scaled_modified_bessel_k0));
   regen_runtime_ops::register_kernel(m, "special_shifted_chebyshev_polynomial_t.out", TORCH_FN(regen_runtime_ops::wrap_special_shifted_chebyshev_polynomial_t_out));
   regen_runtime_ops::register_kernel(m, "special_spherical_bessel_j0.out", TORCH_FN(regen_runtime_ops::wrap_special_spherical_bessel_j0_out));
   regen_runtime_ops::register_kernel(m, "_fused_adam_.tensor_lr", TORCH_FN(regen_runtime_ops::wrap__fused_adam_inplace_tensor_lr));

@@ -20,6 +20,8 @@ regen_error* regen_kernel_sgn_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_acos_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_addmv_out(regen_tensor self, regen_tensor mat, regen_tensor vec, regen_scalar beta, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_argmax_out(regen_tensor self, regen_opt_i64 dim, bool keepdim, regen_tensor out);
+regen_error* regen_kernel_acosh(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_atanh(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_as_strided(regen_tensor self, regen_i64_list size, regen_i64_list stride, regen_opt_i64 storage_offset, regen_tensor* regen_r0);
 regen_error* regen_kernel_atan_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_baddbmm_dtype_out(regen_tensor self, regen_tensor batch1, regen_tensor batch2, int32_t out_dtype, regen_scalar beta, regen_scalar alpha, regen_tensor out);
@@ -37,8 +39,11 @@ regen_error* regen_kernel_copy_inplace(regen_tensor self, regen_tensor src, bool
 regen_error* regen_kernel_cumsum_out(regen_tensor self, int64_t dim, int32_t dtype, regen_tensor out);
 regen_error* regen_kernel_embedding_renorm_inplace(regen_tensor self, regen_tensor indices, double max_norm, double norm_type);
 regen_error* regen_kernel__embedding_bag_per_sample_weights_backward(regen_tensor grad, regen_tensor weight, regen_tensor indices, regen_tensor offsets, regen_tensor offset2bag, int64_t mode, int64_t padding_idx, regen_tensor* regen_r0);
+regen_error* regen_kernel_erfc(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_fill_inplace_scalar(regen_tensor self, regen_scalar value);
+regen_error* regen_kernel_floor(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_floor_divide_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_frac(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_lcm_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_grid_sampler_2d(regen_tensor input, regen_tensor grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners, regen_tensor* regen_r0);
 regen_error* regen_kernel_native_group_norm(regen_tensor input, regen_tensor weight, regen_tensor bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
@@ -46,6 +51,8 @@ regen_error* regen_kernel_index_tensor_out(regen_tensor self, regen_tensor_list 
 regen_error* regen_kernel_isin_tensor_scalar_out(regen_tensor elements, regen_scalar test_element, bool assume_unique, bool invert, regen_tensor out);
 regen_error* regen_kernel_kthvalue_values(regen_tensor self, int64_t k, int64_t dim, bool keepdim, regen_tensor values, regen_tensor indices);
 regen_error* regen_kernel_native_layer_norm_backward(regen_tensor grad_out, regen_tensor input, regen_i64_list normalized_shape, regen_tensor mean, regen_tensor rstd, regen_tensor weight, regen_tensor bias, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
+regen_error* regen_kernel_log(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_log2(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_logaddexp_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_logaddexp2_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_xlogy_out_tensor(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -55,16 +62,20 @@ regen_error* regen_kernel_mm_out(regen_tensor self, regen_tensor mat2, regen_ten
 regen_error* regen_kernel_mm_dtype(regen_tensor self, regen_tensor mat2, int32_t out_dtype, regen_tensor* regen_r0);
 regen_error* regen_kernel_mvlgamma_out(regen_tensor self, int64_t p, regen_tensor out);
 regen_error* regen_kernel__native_batch_norm_legit_out(regen_tensor input, regen_tensor weight, regen_tensor bias, regen_tensor running_mean, regen_tensor running_var, bool training, double momentum, double eps, regen_tensor out, regen_tensor save_mean, regen_tensor save_invstd);
+regen_error* regen_kernel_reciprocal(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_neg(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_repeat_interleave_tensor(regen_tensor repeats, regen_opt_i64 output_size, regen_tensor* regen_r0);
 regen_error* regen_kernel_round_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_rsqrt_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sigmoid_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logit_inplace(regen_tensor self, regen_opt_f64 eps);
+regen_error* regen_kernel_sin(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_sinh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel__softmax_backward_data(regen_tensor grad_output, regen_tensor output, int64_t dim, int32_t input_dtype, regen_tensor* regen_r0);
 regen_error* regen_kernel_nansum(regen_tensor self, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor* regen_r0);
 regen_error* regen_kernel_sqrt_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_threshold_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_scalar threshold, regen_tensor grad_input);
+regen_error* regen_kernel_trunc(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel__unique(regen_tensor self, bool sorted, bool return_inverse, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel__unique2(regen_tensor self, bool sorted, bool return_inverse, bool return_counts, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel__standard_gamma(regen_tensor self, void* generator, regen_tensor* regen_r0);
@@ -141,10 +152,14 @@ regen_error* regen_kernel_special_zeta_out(regen_tensor self, regen_tensor other
 regen_error* regen_kernel_special_i0e_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_i1_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_linalg_vector_norm_out(regen_tensor self, regen_scalar ord, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
+regen_error* regen_kernel_special_airy_ai(regen_tensor x, regen_tensor* regen_r0);
+regen_error* regen_kernel_special_bessel_j1(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_special_bessel_y0(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_special_chebyshev_polynomial_u_out(regen_tensor x, regen_tensor n, regen_tensor out);
 regen_error* regen_kernel_special_hermite_polynomial_h_out(regen_tensor x, regen_tensor n, regen_tensor out);
 regen_error* regen_kernel_special_legendre_polynomial_p_out(regen_tensor x, regen_tensor n, regen_tensor out);
 regen_error* regen_kernel_special_modified_bessel_i0_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_modified_bessel_k0(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_special_scaled_modified_bessel_k1_out(regen_tensor x, regen_tensor out);
 regen_error* regen_kernel_special_shifted_chebyshev_polynomial_w_out(regen_tensor x, regen_tensor n, regen_tensor out);
 regen_error* regen_kernel__fused_adamw_inplace_tensor_lr(regen_tensor_list self, regen_tensor_list grads, regen_tensor_list exp_avgs, regen_tensor_list exp_avg_sqs, regen_tensor_list max_exp_avg_sqs, regen_tensor_list state_steps, regen_tensor lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, regen_tensor grad_scale, regen_tensor found_inf);
@@ -245,6 +260,24 @@ at::Tensor & wrap_argmax_out(const at::Tensor & self, ::std::optional<int64_t> d
   auto regen_a3 = ::regen::lift_tensor(out, "aten::argmax.out argument 'out'");
   ::regen::check(regen_kernel_argmax_out(regen_a0, regen_a1, regen_a2, regen_a3));
   return out;
+}
+
+// aten::acosh(Tensor self) -> Tensor
+at::Tensor wrap_acosh(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::acosh argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_acosh(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::atanh(Tensor self) -> Tensor
+at::Tensor wrap_atanh(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::atanh argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_atanh(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
@@ -433,6 +466,15 @@ at::Tensor wrap__embedding_bag_per_sample_weights_backward(const at::Tensor & gr
   return ::regen::adopt(regen_r0);
 }
 
+// aten::erfc(Tensor self) -> Tensor
+at::Tensor wrap_erfc(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::erfc argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_erfc(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 at::Tensor & wrap_fill_inplace_scalar(at::Tensor & self, const at::Scalar & value) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
@@ -440,6 +482,15 @@ at::Tensor & wrap_fill_inplace_scalar(at::Tensor & self, const at::Scalar & valu
   auto regen_a1 = ::regen::lift_scalar(value, "aten::fill_.Scalar argument 'value'");
   ::regen::check(regen_kernel_fill_inplace_scalar(regen_a0, regen_a1));
   return self;
+}
+
+// aten::floor(Tensor self) -> Tensor
+at::Tensor wrap_floor(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::floor argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_floor(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -450,6 +501,15 @@ at::Tensor & wrap_floor_divide_out(const at::Tensor & self, const at::Tensor & o
   auto regen_a2 = ::regen::lift_tensor(out, "aten::floor_divide.out argument 'out'");
   ::regen::check(regen_kernel_floor_divide_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::frac(Tensor self) -> Tensor
+at::Tensor wrap_frac(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::frac argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_frac(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -544,6 +604,24 @@ at::Tensor & wrap_isin_tensor_scalar_out(const at::Tensor & elements, const at::
   regen_tensor regen_r2 = ::regen::no_tensor();
   ::regen::check(regen_kernel_native_layer_norm_backward(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, regen_a7, &regen_r0, &regen_r1, &regen_r2));
   return ::std::tuple<at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2));
+}
+
+// aten::log(Tensor self) -> Tensor
+at::Tensor wrap_log(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::log argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_log(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::log2(Tensor self) -> Tensor
+at::Tensor wrap_log2(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::log2 argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_log2(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -646,6 +724,24 @@ at::Tensor & wrap_mvlgamma_out(const at::Tensor & self, int64_t p, at::Tensor & 
   return ::std::tuple<at::Tensor &,at::Tensor &,at::Tensor &>(out, save_mean, save_invstd);
 }
 
+// aten::reciprocal(Tensor self) -> Tensor
+at::Tensor wrap_reciprocal(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::reciprocal argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_reciprocal(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::neg(Tensor self) -> Tensor
+at::Tensor wrap_neg(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::neg argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_neg(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor
 at::Tensor wrap_repeat_interleave_tensor(const at::Tensor & repeats, ::std::optional<c10::SymInt> output_size) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(repeats)));
@@ -690,6 +786,15 @@ at::Tensor & wrap_logit_inplace(at::Tensor & self, ::std::optional<double> eps) 
   auto regen_a1 = ::regen::lift_opt_float(eps, "aten::logit_ argument 'eps'");
   ::regen::check(regen_kernel_logit_inplace(regen_a0, regen_a1));
   return self;
+}
+
+// aten::sin(Tensor self) -> Tensor
+at::Tensor wrap_sin(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sin argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_sin(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::sinh.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
@@ -743,6 +848,15 @@ at::Tensor & wrap_threshold_backward_grad_input(const at::Tensor & grad_output, 
   auto regen_a3 = ::regen::lift_tensor(grad_input, "aten::threshold_backward.grad_input argument 'grad_input'");
   ::regen::check(regen_kernel_threshold_backward_grad_input(regen_a0, regen_a1, regen_a2, regen_a3));
   return grad_input;
+}
+
+// aten::trunc(Tensor self) -> Tensor
+at::Tensor wrap_trunc(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::trunc argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_trunc(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)
@@ -1609,6 +1723,33 @@ at::Tensor & wrap_linalg_vector_norm_out(const at::Tensor & self, const at::Scal
   return out;
 }
 
+// aten::special_airy_ai(Tensor x) -> Tensor
+at::Tensor wrap_special_airy_ai(const at::Tensor & x) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x)));
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_airy_ai argument 'x'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_special_airy_ai(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::special_bessel_j1(Tensor self) -> Tensor
+at::Tensor wrap_special_bessel_j1(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_bessel_j1 argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_special_bessel_j1(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::special_bessel_y0(Tensor self) -> Tensor
+at::Tensor wrap_special_bessel_y0(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_bessel_y0 argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_special_bessel_y0(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::special_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_chebyshev_polynomial_u_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(n), ::regen::device_of_tensor(out)));
@@ -1646,6 +1787,15 @@ at::Tensor & wrap_special_modified_bessel_i0_out(const at::Tensor & self, at::Te
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_modified_bessel_i0.out argument 'out'");
   ::regen::check(regen_kernel_special_modified_bessel_i0_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::special_modified_bessel_k0(Tensor self) -> Tensor
+at::Tensor wrap_special_modified_bessel_k0(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_modified_bessel_k0 argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_special_modified_bessel_k0(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::special_scaled_modified_bessel_k1.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
@@ -2074,6 +2224,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "acos.out", TORCH_FN(regen_runtime_ops::wrap_acos_out));
   regen_runtime_ops::register_kernel(m, "addmv.out", TORCH_FN(regen_runtime_ops::wrap_addmv_out));
   regen_runtime_ops::register_kernel(m, "argmax.out", TORCH_FN(regen_runtime_ops::wrap_argmax_out));
+  regen_runtime_ops::register_kernel(m, "acosh", TORCH_FN(regen_runtime_ops::wrap_acosh));
+  regen_runtime_ops::register_kernel(m, "atanh", TORCH_FN(regen_runtime_ops::wrap_atanh));
   regen_runtime_ops::register_kernel(m, "as_strided", TORCH_FN(regen_runtime_ops::wrap_as_strided));
   regen_runtime_ops::register_kernel(m, "atan.out", TORCH_FN(regen_runtime_ops::wrap_atan_out));
   regen_runtime_ops::register_kernel(m, "baddbmm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_baddbmm_dtype_out));
@@ -2091,8 +2243,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "cumsum.out", TORCH_FN(regen_runtime_ops::wrap_cumsum_out));
   regen_runtime_ops::register_kernel(m, "embedding_renorm_", TORCH_FN(regen_runtime_ops::wrap_embedding_renorm_inplace));
   regen_runtime_ops::register_kernel(m, "_embedding_bag_per_sample_weights_backward", TORCH_FN(regen_runtime_ops::wrap__embedding_bag_per_sample_weights_backward));
+  regen_runtime_ops::register_kernel(m, "erfc", TORCH_FN(regen_runtime_ops::wrap_erfc));
   regen_runtime_ops::register_kernel(m, "fill_.Scalar", TORCH_FN(regen_runtime_ops::wrap_fill_inplace_scalar));
+  regen_runtime_ops::register_kernel(m, "floor", TORCH_FN(regen_runtime_ops::wrap_floor));
   regen_runtime_ops::register_kernel(m, "floor_divide.out", TORCH_FN(regen_runtime_ops::wrap_floor_divide_out));
+  regen_runtime_ops::register_kernel(m, "frac", TORCH_FN(regen_runtime_ops::wrap_frac));
   regen_runtime_ops::register_kernel(m, "lcm.out", TORCH_FN(regen_runtime_ops::wrap_lcm_out));
   regen_runtime_ops::register_kernel(m, "grid_sampler_2d", TORCH_FN(regen_runtime_ops::wrap_grid_sampler_2d));
   regen_runtime_ops::register_kernel(m, "native_group_norm", TORCH_FN(regen_runtime_ops::wrap_native_group_norm));
@@ -2100,6 +2255,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "isin.Tensor_Scalar_out", TORCH_FN(regen_runtime_ops::wrap_isin_tensor_scalar_out));
   regen_runtime_ops::register_kernel(m, "kthvalue.values", TORCH_FN(regen_runtime_ops::wrap_kthvalue_values));
   regen_runtime_ops::register_kernel(m, "native_layer_norm_backward", TORCH_FN(regen_runtime_ops::wrap_native_layer_norm_backward));
+  regen_runtime_ops::register_kernel(m, "log", TORCH_FN(regen_runtime_ops::wrap_log));
+  regen_runtime_ops::register_kernel(m, "log2", TORCH_FN(regen_runtime_ops::wrap_log2));
   regen_runtime_ops::register_kernel(m, "logaddexp.out", TORCH_FN(regen_runtime_ops::wrap_logaddexp_out));
   regen_runtime_ops::register_kernel(m, "logaddexp2.out", TORCH_FN(regen_runtime_ops::wrap_logaddexp2_out));
   regen_runtime_ops::register_kernel(m, "xlogy.OutTensor", TORCH_FN(regen_runtime_ops::wrap_xlogy_out_tensor));
@@ -2109,16 +2266,20 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "mm.dtype", TORCH_FN(regen_runtime_ops::wrap_mm_dtype));
   regen_runtime_ops::register_kernel(m, "mvlgamma.out", TORCH_FN(regen_runtime_ops::wrap_mvlgamma_out));
   regen_runtime_ops::register_kernel(m, "_native_batch_norm_legit.out", TORCH_FN(regen_runtime_ops::wrap__native_batch_norm_legit_out));
+  regen_runtime_ops::register_kernel(m, "reciprocal", TORCH_FN(regen_runtime_ops::wrap_reciprocal));
+  regen_runtime_ops::register_kernel(m, "neg", TORCH_FN(regen_runtime_ops::wrap_neg));
   regen_runtime_ops::register_kernel(m, "repeat_interleave.Tensor", TORCH_FN(regen_runtime_ops::wrap_repeat_interleave_tensor));
   regen_runtime_ops::register_kernel(m, "round.out", TORCH_FN(regen_runtime_ops::wrap_round_out));
   regen_runtime_ops::register_kernel(m, "rsqrt.out", TORCH_FN(regen_runtime_ops::wrap_rsqrt_out));
   regen_runtime_ops::register_kernel(m, "sigmoid.out", TORCH_FN(regen_runtime_ops::wrap_sigmoid_out));
   regen_runtime_ops::register_kernel(m, "logit_", TORCH_FN(regen_runtime_ops::wrap_logit_inplace));
+  regen_runtime_ops::register_kernel(m, "sin", TORCH_FN(regen_runtime_ops::wrap_sin));
   regen_runtime_ops::register_kernel(m, "sinh.out", TORCH_FN(regen_runtime_ops::wrap_sinh_out));
   regen_runtime_ops::register_kernel(m, "_softmax_backward_data", TORCH_FN(regen_runtime_ops::wrap__softmax_backward_data));
   regen_runtime_ops::register_kernel(m, "nansum", TORCH_FN(regen_runtime_ops::wrap_nansum));
   regen_runtime_ops::register_kernel(m, "sqrt.out", TORCH_FN(regen_runtime_ops::wrap_sqrt_out));
   regen_runtime_ops::register_kernel(m, "threshold_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_threshold_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "trunc", TORCH_FN(regen_runtime_ops::wrap_trunc));
   regen_runtime_ops::register_kernel(m, "_unique", TORCH_FN(regen_runtime_ops::wrap__unique));
   regen_runtime_ops::register_kernel(m, "_unique2", TORCH_FN(regen_runtime_ops::wrap__unique2));
   regen_runtime_ops::register_kernel(m, "_standard_gamma", TORCH_FN(regen_runtime_ops::wrap__standard_gamma));
@@ -2195,10 +2356,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "special_i0e.out", TORCH_FN(regen_runtime_ops::wrap_special_i0e_out));
   regen_runtime_ops::register_kernel(m, "special_i1.out", TORCH_FN(regen_runtime_ops::wrap_special_i1_out));
   regen_runtime_ops::register_kernel(m, "linalg_vector_norm.out", TORCH_FN(regen_runtime_ops::wrap_linalg_vector_norm_out));
+  regen_runtime_ops::register_kernel(m, "special_airy_ai", TORCH_FN(regen_runtime_ops::wrap_special_airy_ai));
+  regen_runtime_ops::register_kernel(m, "special_bessel_j1", TORCH_FN(regen_runtime_ops::wrap_special_bessel_j1));
+  regen_runtime_ops::register_kernel(m, "special_bessel_y0", TORCH_FN(regen_runtime_ops::wrap_special_bessel_y0));
   regen_runtime_ops::register_kernel(m, "special_chebyshev_polynomial_u.out", TORCH_FN(regen_runtime_ops::wrap_special_chebyshev_polynomial_u_out));
   regen_runtime_ops::register_kernel(m, "special_hermite_polynomial_h.out", TORCH_FN(regen_runtime_ops::wrap_special_hermite_polynomial_h_out));
   regen_runtime_ops::register_kernel(m, "special_legendre_polynomial_p.out", TORCH_FN(regen_runtime_ops::wrap_special_legendre_polynomial_p_out));
   regen_runtime_ops::register_kernel(m, "special_modified_bessel_i0.out", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_i0_out));
+  regen_runtime_ops::register_kernel(m, "special_modified_bessel_k0", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_k0));
   regen_runtime_ops::register_kernel(m, "special_scaled_modified_bessel_k1.out", TORCH_FN(regen_runtime_ops::wrap_special_scaled_modified_bessel_k1_out));
   regen_runtime_ops::register_kernel(m, "special_shifted_chebyshev_polynomial_w.out", TORCH_FN(regen_runtime_ops::wrap_special_shifted_chebyshev_polynomial_w_out));
   regen_runtime_ops::register_kernel(m, "_fused_adamw_.tensor_lr", TORCH_FN(regen_runtime_ops::wrap__fused_adamw_inplace_tensor_lr));

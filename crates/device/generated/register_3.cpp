@@ -22,8 +22,11 @@ regen_error* regen_kernel_view_as_real(regen_tensor self, regen_tensor* regen_r0
 regen_error* regen_kernel_view_as_complex(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_add_out(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_all_out(regen_tensor self, int64_t dim, bool keepdim, regen_tensor out);
+regen_error* regen_kernel_asinh(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_asin(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_baddbmm_out(regen_tensor self, regen_tensor batch1, regen_tensor batch2, regen_scalar beta, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_baddbmm_dtype(regen_tensor self, regen_tensor batch1, regen_tensor batch2, int32_t out_dtype, regen_scalar beta, regen_scalar alpha, regen_tensor* regen_r0);
+regen_error* regen_kernel_bitwise_not(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_logical_or_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_bmm_dtype_out(regen_tensor self, regen_tensor mat2, int32_t out_dtype, regen_tensor out);
 regen_error* regen_kernel_ceil_out(regen_tensor self, regen_tensor out);
@@ -41,6 +44,8 @@ regen_error* regen_kernel_resize_inplace(regen_tensor self, regen_i64_list size,
 regen_error* regen_kernel_empty_strided(regen_i64_list size, regen_i64_list stride, int32_t dtype, int32_t layout, regen_device device, regen_opt_bool pin_memory, regen_tensor* regen_r0);
 regen_error* regen_kernel_erf_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_exp_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_exp2(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_expm1(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_isnan(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_log10_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_log1p_out(regen_tensor self, regen_tensor out);
@@ -55,6 +60,7 @@ regen_error* regen_kernel_native_batch_norm_out(regen_tensor input, regen_tensor
 regen_error* regen_kernel_silu_backward(regen_tensor grad_output, regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_mish_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logit_out(regen_tensor self, regen_opt_f64 eps, regen_tensor out);
+regen_error* regen_kernel_sinc(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel__softmax_out(regen_tensor self, int64_t dim, bool half_to_float, regen_tensor out);
 regen_error* regen_kernel_tan_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_tanh_out(regen_tensor self, regen_tensor out);
@@ -146,13 +152,19 @@ regen_error* regen_kernel_isposinf_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_isneginf_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_entr_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_ndtri_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_log_ndtr(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_special_i1e(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel__scaled_dot_product_fused_attention_overrideable(regen_tensor query, regen_tensor key, regen_tensor value, regen_tensor attn_bias, double dropout_p, bool is_causal, bool return_debug_mask, regen_opt_f64 scale, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2, regen_tensor* regen_r3, int64_t* regen_r4, int64_t* regen_r5, regen_tensor* regen_r6, regen_tensor* regen_r7, regen_tensor* regen_r8);
 regen_error* regen_kernel__scaled_dot_product_fused_attention_overrideable_backward(regen_tensor grad_out, regen_tensor query, regen_tensor key, regen_tensor value, regen_tensor attn_bias, regen_bool_list grad_input_mask, regen_tensor out, regen_tensor logsumexp, regen_tensor cum_seq_q, regen_tensor cum_seq_k, int64_t max_q, int64_t max_k, double dropout_p, bool is_causal, regen_tensor philox_seed, regen_tensor philox_offset, regen_opt_f64 scale, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2, regen_tensor* regen_r3);
+regen_error* regen_kernel_special_bessel_j0(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_special_bessel_y1(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_special_chebyshev_polynomial_t_out(regen_tensor x, regen_tensor n, regen_tensor out);
 regen_error* regen_kernel_special_laguerre_polynomial_l_out(regen_tensor x, regen_tensor n, regen_tensor out);
 regen_error* regen_kernel_special_modified_bessel_i1_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_modified_bessel_k1(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_special_scaled_modified_bessel_k0_out(regen_tensor x, regen_tensor out);
 regen_error* regen_kernel_special_shifted_chebyshev_polynomial_v_out(regen_tensor x, regen_tensor n, regen_tensor out);
+regen_error* regen_kernel_special_spherical_bessel_j0(regen_tensor x, regen_tensor* regen_r0);
 regen_error* regen_kernel__fused_adam_inplace(regen_tensor_list self, regen_tensor_list grads, regen_tensor_list exp_avgs, regen_tensor_list exp_avg_sqs, regen_tensor_list max_exp_avg_sqs, regen_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, regen_tensor grad_scale, regen_tensor found_inf);
 regen_error* regen_kernel_acosh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_addcmul_out(regen_tensor self, regen_tensor tensor1, regen_tensor tensor2, regen_scalar value, regen_tensor out);
@@ -271,6 +283,24 @@ at::Tensor & wrap_all_out(const at::Tensor & self, int64_t dim, bool keepdim, at
   return out;
 }
 
+// aten::asinh(Tensor self) -> Tensor
+at::Tensor wrap_asinh(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::asinh argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_asinh(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::asin(Tensor self) -> Tensor
+at::Tensor wrap_asin(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::asin argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_asin(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_baddbmm_out(const at::Tensor & self, const at::Tensor & batch1, const at::Tensor & batch2, const at::Scalar & beta, const at::Scalar & alpha, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(batch1), ::regen::device_of_tensor(batch2), ::regen::device_of_tensor(out)));
@@ -295,6 +325,15 @@ at::Tensor wrap_baddbmm_dtype(const at::Tensor & self, const at::Tensor & batch1
   auto regen_a5 = ::regen::lift_scalar(alpha, "aten::baddbmm.dtype argument 'alpha'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_baddbmm_dtype(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::bitwise_not(Tensor self) -> Tensor
+at::Tensor wrap_bitwise_not(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_not argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_bitwise_not(regen_a0, &regen_r0));
   return ::regen::adopt(regen_r0);
 }
 
@@ -507,6 +546,24 @@ at::Tensor & wrap_exp_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::exp2(Tensor self) -> Tensor
+at::Tensor wrap_exp2(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::exp2 argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_exp2(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::expm1(Tensor self) -> Tensor
+at::Tensor wrap_expm1(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::expm1 argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_expm1(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::isnan(Tensor self) -> Tensor
 at::Tensor wrap_isnan(const at::Tensor & self) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
@@ -659,6 +716,15 @@ at::Tensor & wrap_logit_out(const at::Tensor & self, ::std::optional<double> eps
   auto regen_a2 = ::regen::lift_tensor(out, "aten::logit.out argument 'out'");
   ::regen::check(regen_kernel_logit_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::sinc(Tensor self) -> Tensor
+at::Tensor wrap_sinc(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sinc argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_sinc(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)
@@ -1726,6 +1792,24 @@ at::Tensor & wrap_special_ndtri_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::special_log_ndtr(Tensor self) -> Tensor
+at::Tensor wrap_special_log_ndtr(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_log_ndtr argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_special_log_ndtr(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::special_i1e(Tensor self) -> Tensor
+at::Tensor wrap_special_i1e(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_i1e argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_special_i1e(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::_scaled_dot_product_fused_attention_overrideable(Tensor query, Tensor key, Tensor value, Tensor? attn_bias=None, float dropout_p=0.0, bool is_causal=False, bool return_debug_mask=False, *, float? scale=None) -> (Tensor output, Tensor logsumexp, Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q, SymInt max_k, Tensor philox_seed, Tensor philox_offset, Tensor debug_attn_mask)
 ::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor,c10::SymInt,c10::SymInt,at::Tensor,at::Tensor,at::Tensor> wrap__scaled_dot_product_fused_attention_overrideable(const at::Tensor & query, const at::Tensor & key, const at::Tensor & value, const ::std::optional<at::Tensor> & attn_bias, double dropout_p, bool is_causal, bool return_debug_mask, ::std::optional<double> scale) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(query), ::regen::device_of_tensor(key), ::regen::device_of_tensor(value), ::regen::device_of_opt_tensor(attn_bias)));
@@ -1778,6 +1862,24 @@ at::Tensor & wrap_special_ndtri_out(const at::Tensor & self, at::Tensor & out) {
   return ::std::tuple<at::Tensor,at::Tensor,at::Tensor,at::Tensor>(::regen::adopt(regen_r0), ::regen::adopt(regen_r1), ::regen::adopt(regen_r2), ::regen::adopt(regen_r3));
 }
 
+// aten::special_bessel_j0(Tensor self) -> Tensor
+at::Tensor wrap_special_bessel_j0(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_bessel_j0 argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_special_bessel_j0(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::special_bessel_y1(Tensor self) -> Tensor
+at::Tensor wrap_special_bessel_y1(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_bessel_y1 argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_special_bessel_y1(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::special_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_chebyshev_polynomial_t_out(const at::Tensor & x, const at::Tensor & n, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(n), ::regen::device_of_tensor(out)));
@@ -1807,6 +1909,15 @@ at::Tensor & wrap_special_modified_bessel_i1_out(const at::Tensor & self, at::Te
   return out;
 }
 
+// aten::special_modified_bessel_k1(Tensor self) -> Tensor
+at::Tensor wrap_special_modified_bessel_k1(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_modified_bessel_k1 argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_special_modified_bessel_k1(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::special_scaled_modified_bessel_k0.out(Tensor x, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_scaled_modified_bessel_k0_out(const at::Tensor & x, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x), ::regen::device_of_tensor(out)));
@@ -1824,6 +1935,15 @@ at::Tensor & wrap_special_shifted_chebyshev_polynomial_v_out(const at::Tensor & 
   auto regen_a2 = ::regen::lift_tensor(out, "aten::special_shifted_chebyshev_polynomial_v.out argument 'out'");
   ::regen::check(regen_kernel_special_shifted_chebyshev_polynomial_v_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::special_spherical_bessel_j0(Tensor x) -> Tensor
+at::Tensor wrap_special_spherical_bessel_j0(const at::Tensor & x) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x)));
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_spherical_bessel_j0 argument 'x'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_special_spherical_bessel_j0(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::_fused_adam_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, Tensor(d!)[] exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, float lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()
@@ -2224,8 +2344,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "view_as_complex", TORCH_FN(regen_runtime_ops::wrap_view_as_complex));
   regen_runtime_ops::register_kernel(m, "add.out", TORCH_FN(regen_runtime_ops::wrap_add_out));
   regen_runtime_ops::register_kernel(m, "all.out", TORCH_FN(regen_runtime_ops::wrap_all_out));
+  regen_runtime_ops::register_kernel(m, "asinh", TORCH_FN(regen_runtime_ops::wrap_asinh));
+  regen_runtime_ops::register_kernel(m, "asin", TORCH_FN(regen_runtime_ops::wrap_asin));
   regen_runtime_ops::register_kernel(m, "baddbmm.out", TORCH_FN(regen_runtime_ops::wrap_baddbmm_out));
   regen_runtime_ops::register_kernel(m, "baddbmm.dtype", TORCH_FN(regen_runtime_ops::wrap_baddbmm_dtype));
+  regen_runtime_ops::register_kernel(m, "bitwise_not", TORCH_FN(regen_runtime_ops::wrap_bitwise_not));
   regen_runtime_ops::register_kernel(m, "logical_or.out", TORCH_FN(regen_runtime_ops::wrap_logical_or_out));
   regen_runtime_ops::register_kernel(m, "bmm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_bmm_dtype_out));
   regen_runtime_ops::register_kernel(m, "ceil.out", TORCH_FN(regen_runtime_ops::wrap_ceil_out));
@@ -2243,6 +2366,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "empty_strided", TORCH_FN(regen_runtime_ops::wrap_empty_strided));
   regen_runtime_ops::register_kernel(m, "erf.out", TORCH_FN(regen_runtime_ops::wrap_erf_out));
   regen_runtime_ops::register_kernel(m, "exp.out", TORCH_FN(regen_runtime_ops::wrap_exp_out));
+  regen_runtime_ops::register_kernel(m, "exp2", TORCH_FN(regen_runtime_ops::wrap_exp2));
+  regen_runtime_ops::register_kernel(m, "expm1", TORCH_FN(regen_runtime_ops::wrap_expm1));
   regen_runtime_ops::register_kernel(m, "isnan", TORCH_FN(regen_runtime_ops::wrap_isnan));
   regen_runtime_ops::register_kernel(m, "log10.out", TORCH_FN(regen_runtime_ops::wrap_log10_out));
   regen_runtime_ops::register_kernel(m, "log1p.out", TORCH_FN(regen_runtime_ops::wrap_log1p_out));
@@ -2257,6 +2382,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "silu_backward", TORCH_FN(regen_runtime_ops::wrap_silu_backward));
   regen_runtime_ops::register_kernel(m, "mish.out", TORCH_FN(regen_runtime_ops::wrap_mish_out));
   regen_runtime_ops::register_kernel(m, "logit.out", TORCH_FN(regen_runtime_ops::wrap_logit_out));
+  regen_runtime_ops::register_kernel(m, "sinc", TORCH_FN(regen_runtime_ops::wrap_sinc));
   regen_runtime_ops::register_kernel(m, "_softmax.out", TORCH_FN(regen_runtime_ops::wrap__softmax_out));
   regen_runtime_ops::register_kernel(m, "tan.out", TORCH_FN(regen_runtime_ops::wrap_tan_out));
   regen_runtime_ops::register_kernel(m, "tanh.out", TORCH_FN(regen_runtime_ops::wrap_tanh_out));
@@ -2348,13 +2474,19 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "isneginf.out", TORCH_FN(regen_runtime_ops::wrap_isneginf_out));
   regen_runtime_ops::register_kernel(m, "special_entr.out", TORCH_FN(regen_runtime_ops::wrap_special_entr_out));
   regen_runtime_ops::register_kernel(m, "special_ndtri.out", TORCH_FN(regen_runtime_ops::wrap_special_ndtri_out));
+  regen_runtime_ops::register_kernel(m, "special_log_ndtr", TORCH_FN(regen_runtime_ops::wrap_special_log_ndtr));
+  regen_runtime_ops::register_kernel(m, "special_i1e", TORCH_FN(regen_runtime_ops::wrap_special_i1e));
   regen_runtime_ops::register_kernel(m, "_scaled_dot_product_fused_attention_overrideable", TORCH_FN(regen_runtime_ops::wrap__scaled_dot_product_fused_attention_overrideable));
   regen_runtime_ops::register_kernel(m, "_scaled_dot_product_fused_attention_overrideable_backward", TORCH_FN(regen_runtime_ops::wrap__scaled_dot_product_fused_attention_overrideable_backward));
+  regen_runtime_ops::register_kernel(m, "special_bessel_j0", TORCH_FN(regen_runtime_ops::wrap_special_bessel_j0));
+  regen_runtime_ops::register_kernel(m, "special_bessel_y1", TORCH_FN(regen_runtime_ops::wrap_special_bessel_y1));
   regen_runtime_ops::register_kernel(m, "special_chebyshev_polynomial_t.out", TORCH_FN(regen_runtime_ops::wrap_special_chebyshev_polynomial_t_out));
   regen_runtime_ops::register_kernel(m, "special_laguerre_polynomial_l.out", TORCH_FN(regen_runtime_ops::wrap_special_laguerre_polynomial_l_out));
   regen_runtime_ops::register_kernel(m, "special_modified_bessel_i1.out", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_i1_out));
+  regen_runtime_ops::register_kernel(m, "special_modified_bessel_k1", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_k1));
   regen_runtime_ops::register_kernel(m, "special_scaled_modified_bessel_k0.out", TORCH_FN(regen_runtime_ops::wrap_special_scaled_modified_bessel_k0_out));
   regen_runtime_ops::register_kernel(m, "special_shifted_chebyshev_polynomial_v.out", TORCH_FN(regen_runtime_ops::wrap_special_shifted_chebyshev_polynomial_v_out));
+  regen_runtime_ops::register_kernel(m, "special_spherical_bessel_j0", TORCH_FN(regen_runtime_ops::wrap_special_spherical_bessel_j0));
   regen_runtime_ops::register_kernel(m, "_fused_adam_", TORCH_FN(regen_runtime_ops::wrap__fused_adam_inplace));
   regen_runtime_ops::register_in_place(m, "conj_physical_", TORCH_FN(regen_runtime_ops::wrap_conj_physical_inplace));
   regen_runtime_ops::register_in_place(m, "acosh_", TORCH_FN(regen_runtime_ops::wrap_acosh_inplace));

@@ -15,12 +15,16 @@ void routed_fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack);
 
 // The Rust entry points called here: each returns NULL on success or an error (regen_abi.h).
 extern "C" {
+regen_error* regen_kernel_abs(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_sgn(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_conj_physical_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_acos(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_add_tensor(regen_tensor self, regen_tensor other, regen_scalar alpha, regen_tensor* regen_r0);
 regen_error* regen_kernel_any_out(regen_tensor self, int64_t dim, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_argmin_out(regen_tensor self, regen_opt_i64 dim, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_acosh_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_atanh_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_atan(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_bernoulli_inplace_tensor(regen_tensor self, regen_tensor p, void* generator);
 regen_error* regen_kernel_binary_cross_entropy_out(regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, regen_tensor out);
 regen_error* regen_kernel_binary_cross_entropy_backward(regen_tensor grad_output, regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, regen_tensor* regen_r0);
@@ -58,13 +62,18 @@ regen_error* regen_kernel__native_batch_norm_legit_no_stats_out(regen_tensor inp
 regen_error* regen_kernel_reciprocal_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_neg_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel__reshape_alias(regen_tensor self, regen_i64_list size, regen_i64_list stride, regen_tensor* regen_r0);
+regen_error* regen_kernel_round(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_relu(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_gelu_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_str approximate, regen_tensor grad_input);
 regen_error* regen_kernel_hardshrink_out(regen_tensor self, regen_scalar lambd, regen_tensor out);
+regen_error* regen_kernel_rsqrt(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_silu_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor grad_input);
+regen_error* regen_kernel_sigmoid(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_sin_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_sinh(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel__softmax_backward_data_out(regen_tensor grad_output, regen_tensor output, int64_t dim, int32_t input_dtype, regen_tensor grad_input);
 regen_error* regen_kernel_nansum_out(regen_tensor self, regen_i64_list dim, bool keepdim, int32_t dtype, regen_tensor out);
+regen_error* regen_kernel_sqrt(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_std_correction_out(regen_tensor self, regen_i64_list dim, regen_scalar correction, bool keepdim, regen_tensor out);
 regen_error* regen_kernel_trunc_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_unique_dim(regen_tensor self, int64_t dim, bool sorted, bool return_inverse, bool return_counts, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
@@ -93,6 +102,8 @@ regen_error* regen_kernel_lt_tensor_out(regen_tensor self, regen_tensor other, r
 regen_error* regen_kernel_masked_select_out(regen_tensor self, regen_tensor mask, regen_tensor out);
 regen_error* regen_kernel_nonzero_static_out(regen_tensor self, int64_t size, int64_t fill_value, regen_tensor out);
 regen_error* regen_kernel_addcmul_out(regen_tensor self, regen_tensor tensor1, regen_tensor tensor2, regen_scalar value, regen_tensor out);
+regen_error* regen_kernel_digamma(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_erfinv(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_hypot_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_igamma_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_min(regen_tensor self, regen_tensor* regen_r0);
@@ -145,13 +156,18 @@ regen_error* regen_kernel_slow_conv_transpose2d_out(regen_tensor self, regen_ten
 regen_error* regen_kernel_slow_conv_dilated2d(regen_tensor self, regen_tensor weight, regen_i64_list kernel_size, regen_tensor bias, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, regen_tensor* regen_r0);
 regen_error* regen_kernel_col2im(regen_tensor self, regen_i64_list output_size, regen_i64_list kernel_size, regen_i64_list dilation, regen_i64_list padding, regen_i64_list stride, regen_tensor* regen_r0);
 regen_error* regen_kernel_im2col(regen_tensor self, regen_i64_list kernel_size, regen_i64_list dilation, regen_i64_list padding, regen_i64_list stride, regen_tensor* regen_r0);
+regen_error* regen_kernel_special_erfcx(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_special_xlog1py_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_special_i0e(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_special_i1(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel__fused_sdp_choice(regen_tensor query, regen_tensor key, regen_tensor value, regen_tensor attn_mask, double dropout_p, bool is_causal, regen_opt_f64 scale, bool enable_gqa, int64_t* regen_r0);
 regen_error* regen_kernel_special_airy_ai_out(regen_tensor x, regen_tensor out);
 regen_error* regen_kernel_special_bessel_j1_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_bessel_y0_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_special_chebyshev_polynomial_w_out(regen_tensor x, regen_tensor n, regen_tensor out);
+regen_error* regen_kernel_special_modified_bessel_i0(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_special_modified_bessel_k0_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_special_scaled_modified_bessel_k1(regen_tensor x, regen_tensor* regen_r0);
 regen_error* regen_kernel_special_shifted_chebyshev_polynomial_u_out(regen_tensor x, regen_tensor n, regen_tensor out);
 regen_error* regen_kernel__fused_adamw_inplace(regen_tensor_list self, regen_tensor_list grads, regen_tensor_list exp_avgs, regen_tensor_list exp_avg_sqs, regen_tensor_list max_exp_avg_sqs, regen_tensor_list state_steps, double lr, double beta1, double beta2, double weight_decay, double eps, bool amsgrad, bool maximize, regen_tensor grad_scale, regen_tensor found_inf);
 regen_error* regen_kernel__fused_sgd_inplace_tensor_lr(regen_tensor_list self, regen_tensor_list grads, regen_tensor_list momentum_buffer_list, double weight_decay, double momentum, regen_tensor lr, double dampening, bool nesterov, bool maximize, bool is_first_step, regen_tensor grad_scale, regen_tensor found_inf);
@@ -194,6 +210,24 @@ void register_in_place(torch::Library& m, const char (&op)[N], Kernel kernel) {
   if (::regen::derived_in_place(op)) register_kernel(m, op, kernel);
 }
 
+// aten::abs(Tensor self) -> Tensor
+at::Tensor wrap_abs(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::abs argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_abs(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::sgn(Tensor self) -> Tensor
+at::Tensor wrap_sgn(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sgn argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_sgn(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::conj_physical.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_conj_physical_out(const at::Tensor & self, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
@@ -201,6 +235,15 @@ at::Tensor & wrap_conj_physical_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a1 = ::regen::lift_tensor(out, "aten::conj_physical.out argument 'out'");
   ::regen::check(regen_kernel_conj_physical_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::acos(Tensor self) -> Tensor
+at::Tensor wrap_acos(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::acos argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_acos(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -252,6 +295,15 @@ at::Tensor & wrap_atanh_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a1 = ::regen::lift_tensor(out, "aten::atanh.out argument 'out'");
   ::regen::check(regen_kernel_atanh_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::atan(Tensor self) -> Tensor
+at::Tensor wrap_atan(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::atan argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_atan(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)
@@ -685,6 +737,15 @@ at::Tensor wrap__reshape_alias(const at::Tensor & self, c10::SymIntArrayRef size
   return ::regen::adopt(regen_r0);
 }
 
+// aten::round(Tensor self) -> Tensor
+at::Tensor wrap_round(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::round argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_round(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::relu(Tensor self) -> Tensor
 at::Tensor wrap_relu(const at::Tensor & self) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
@@ -715,6 +776,15 @@ at::Tensor & wrap_hardshrink_out(const at::Tensor & self, const at::Scalar & lam
   return out;
 }
 
+// aten::rsqrt(Tensor self) -> Tensor
+at::Tensor wrap_rsqrt(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::rsqrt argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_rsqrt(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::silu_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)
 at::Tensor & wrap_silu_backward_grad_input(const at::Tensor & grad_output, const at::Tensor & self, at::Tensor & grad_input) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(self), ::regen::device_of_tensor(grad_input)));
@@ -725,6 +795,15 @@ at::Tensor & wrap_silu_backward_grad_input(const at::Tensor & grad_output, const
   return grad_input;
 }
 
+// aten::sigmoid(Tensor self) -> Tensor
+at::Tensor wrap_sigmoid(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sigmoid argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_sigmoid(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::sin.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_sin_out(const at::Tensor & self, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
@@ -732,6 +811,15 @@ at::Tensor & wrap_sin_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a1 = ::regen::lift_tensor(out, "aten::sin.out argument 'out'");
   ::regen::check(regen_kernel_sin_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::sinh(Tensor self) -> Tensor
+at::Tensor wrap_sinh(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sinh argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_sinh(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) grad_input) -> Tensor(a!)
@@ -756,6 +844,15 @@ at::Tensor & wrap_nansum_out(const at::Tensor & self, at::OptionalIntArrayRef di
   auto regen_a4 = ::regen::lift_tensor(out, "aten::nansum.out argument 'out'");
   ::regen::check(regen_kernel_nansum_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
   return out;
+}
+
+// aten::sqrt(Tensor self) -> Tensor
+at::Tensor wrap_sqrt(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::sqrt argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_sqrt(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)
@@ -1072,6 +1169,24 @@ at::Tensor & wrap_addcmul_out(const at::Tensor & self, const at::Tensor & tensor
   auto regen_a4 = ::regen::lift_tensor(out, "aten::addcmul.out argument 'out'");
   ::regen::check(regen_kernel_addcmul_out(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4));
   return out;
+}
+
+// aten::digamma(Tensor self) -> Tensor
+at::Tensor wrap_digamma(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::digamma argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_digamma(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::erfinv(Tensor self) -> Tensor
+at::Tensor wrap_erfinv(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::erfinv argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_erfinv(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -1697,6 +1812,15 @@ at::Tensor wrap_im2col(const at::Tensor & self, at::IntArrayRef kernel_size, at:
   return ::regen::adopt(regen_r0);
 }
 
+// aten::special_erfcx(Tensor self) -> Tensor
+at::Tensor wrap_special_erfcx(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_erfcx argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_special_erfcx(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_xlog1py_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
@@ -1705,6 +1829,24 @@ at::Tensor & wrap_special_xlog1py_out(const at::Tensor & self, const at::Tensor 
   auto regen_a2 = ::regen::lift_tensor(out, "aten::special_xlog1py.out argument 'out'");
   ::regen::check(regen_kernel_special_xlog1py_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::special_i0e(Tensor self) -> Tensor
+at::Tensor wrap_special_i0e(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_i0e argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_special_i0e(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::special_i1(Tensor self) -> Tensor
+at::Tensor wrap_special_i1(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_i1 argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_special_i1(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::_fused_sdp_choice(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> int
@@ -1760,6 +1902,15 @@ at::Tensor & wrap_special_chebyshev_polynomial_w_out(const at::Tensor & x, const
   return out;
 }
 
+// aten::special_modified_bessel_i0(Tensor self) -> Tensor
+at::Tensor wrap_special_modified_bessel_i0(const at::Tensor & self) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::special_modified_bessel_i0 argument 'self'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_special_modified_bessel_i0(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::special_modified_bessel_k0.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_special_modified_bessel_k0_out(const at::Tensor & self, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
@@ -1767,6 +1918,15 @@ at::Tensor & wrap_special_modified_bessel_k0_out(const at::Tensor & self, at::Te
   auto regen_a1 = ::regen::lift_tensor(out, "aten::special_modified_bessel_k0.out argument 'out'");
   ::regen::check(regen_kernel_special_modified_bessel_k0_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::special_scaled_modified_bessel_k1(Tensor x) -> Tensor
+at::Tensor wrap_special_scaled_modified_bessel_k1(const at::Tensor & x) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(x)));
+  auto regen_a0 = ::regen::lift_tensor(x, "aten::special_scaled_modified_bessel_k1 argument 'x'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_special_scaled_modified_bessel_k1(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::special_shifted_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)
@@ -2080,12 +2240,16 @@ at::Tensor & wrap_nextafter_inplace(at::Tensor & self, const at::Tensor & other)
 }  // namespace regen_runtime_ops
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  regen_runtime_ops::register_kernel(m, "abs", TORCH_FN(regen_runtime_ops::wrap_abs));
+  regen_runtime_ops::register_kernel(m, "sgn", TORCH_FN(regen_runtime_ops::wrap_sgn));
   regen_runtime_ops::register_kernel(m, "conj_physical.out", TORCH_FN(regen_runtime_ops::wrap_conj_physical_out));
+  regen_runtime_ops::register_kernel(m, "acos", TORCH_FN(regen_runtime_ops::wrap_acos));
   regen_runtime_ops::register_kernel(m, "add.Tensor", TORCH_FN(regen_runtime_ops::wrap_add_tensor));
   regen_runtime_ops::register_kernel(m, "any.out", TORCH_FN(regen_runtime_ops::wrap_any_out));
   regen_runtime_ops::register_kernel(m, "argmin.out", TORCH_FN(regen_runtime_ops::wrap_argmin_out));
   regen_runtime_ops::register_kernel(m, "acosh.out", TORCH_FN(regen_runtime_ops::wrap_acosh_out));
   regen_runtime_ops::register_kernel(m, "atanh.out", TORCH_FN(regen_runtime_ops::wrap_atanh_out));
+  regen_runtime_ops::register_kernel(m, "atan", TORCH_FN(regen_runtime_ops::wrap_atan));
   regen_runtime_ops::register_kernel(m, "bernoulli_.Tensor", TORCH_FN(regen_runtime_ops::wrap_bernoulli_inplace_tensor));
   regen_runtime_ops::register_kernel(m, "binary_cross_entropy.out", TORCH_FN(regen_runtime_ops::wrap_binary_cross_entropy_out));
   regen_runtime_ops::register_kernel(m, "binary_cross_entropy_backward", TORCH_FN(regen_runtime_ops::wrap_binary_cross_entropy_backward));
@@ -2123,13 +2287,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "reciprocal.out", TORCH_FN(regen_runtime_ops::wrap_reciprocal_out));
   regen_runtime_ops::register_kernel(m, "neg.out", TORCH_FN(regen_runtime_ops::wrap_neg_out));
   regen_runtime_ops::register_kernel(m, "_reshape_alias", TORCH_FN(regen_runtime_ops::wrap__reshape_alias));
+  regen_runtime_ops::register_kernel(m, "round", TORCH_FN(regen_runtime_ops::wrap_round));
   regen_runtime_ops::register_kernel(m, "relu", TORCH_FN(regen_runtime_ops::wrap_relu));
   regen_runtime_ops::register_kernel(m, "gelu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_gelu_backward_grad_input));
   regen_runtime_ops::register_kernel(m, "hardshrink.out", TORCH_FN(regen_runtime_ops::wrap_hardshrink_out));
+  regen_runtime_ops::register_kernel(m, "rsqrt", TORCH_FN(regen_runtime_ops::wrap_rsqrt));
   regen_runtime_ops::register_kernel(m, "silu_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_silu_backward_grad_input));
+  regen_runtime_ops::register_kernel(m, "sigmoid", TORCH_FN(regen_runtime_ops::wrap_sigmoid));
   regen_runtime_ops::register_kernel(m, "sin.out", TORCH_FN(regen_runtime_ops::wrap_sin_out));
+  regen_runtime_ops::register_kernel(m, "sinh", TORCH_FN(regen_runtime_ops::wrap_sinh));
   regen_runtime_ops::register_kernel(m, "_softmax_backward_data.out", TORCH_FN(regen_runtime_ops::wrap__softmax_backward_data_out));
   regen_runtime_ops::register_kernel(m, "nansum.out", TORCH_FN(regen_runtime_ops::wrap_nansum_out));
+  regen_runtime_ops::register_kernel(m, "sqrt", TORCH_FN(regen_runtime_ops::wrap_sqrt));
   regen_runtime_ops::register_kernel(m, "std.correction_out", TORCH_FN(regen_runtime_ops::wrap_std_correction_out));
   regen_runtime_ops::register_kernel(m, "trunc.out", TORCH_FN(regen_runtime_ops::wrap_trunc_out));
   regen_runtime_ops::register_kernel(m, "unique_dim", TORCH_FN(regen_runtime_ops::wrap_unique_dim));
@@ -2158,6 +2327,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "masked_select.out", TORCH_FN(regen_runtime_ops::wrap_masked_select_out));
   regen_runtime_ops::register_kernel(m, "nonzero_static.out", TORCH_FN(regen_runtime_ops::wrap_nonzero_static_out));
   regen_runtime_ops::register_kernel(m, "addcmul.out", TORCH_FN(regen_runtime_ops::wrap_addcmul_out));
+  regen_runtime_ops::register_kernel(m, "digamma", TORCH_FN(regen_runtime_ops::wrap_digamma));
+  regen_runtime_ops::register_kernel(m, "erfinv", TORCH_FN(regen_runtime_ops::wrap_erfinv));
   regen_runtime_ops::register_kernel(m, "hypot.out", TORCH_FN(regen_runtime_ops::wrap_hypot_out));
   regen_runtime_ops::register_kernel(m, "igamma.out", TORCH_FN(regen_runtime_ops::wrap_igamma_out));
   regen_runtime_ops::register_kernel(m, "min", TORCH_FN(regen_runtime_ops::wrap_min));
@@ -2210,13 +2381,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "slow_conv_dilated2d", TORCH_FN(regen_runtime_ops::wrap_slow_conv_dilated2d));
   regen_runtime_ops::register_kernel(m, "col2im", TORCH_FN(regen_runtime_ops::wrap_col2im));
   regen_runtime_ops::register_kernel(m, "im2col", TORCH_FN(regen_runtime_ops::wrap_im2col));
+  regen_runtime_ops::register_kernel(m, "special_erfcx", TORCH_FN(regen_runtime_ops::wrap_special_erfcx));
   regen_runtime_ops::register_kernel(m, "special_xlog1py.out", TORCH_FN(regen_runtime_ops::wrap_special_xlog1py_out));
+  regen_runtime_ops::register_kernel(m, "special_i0e", TORCH_FN(regen_runtime_ops::wrap_special_i0e));
+  regen_runtime_ops::register_kernel(m, "special_i1", TORCH_FN(regen_runtime_ops::wrap_special_i1));
   regen_runtime_ops::register_kernel(m, "_fused_sdp_choice", TORCH_FN(regen_runtime_ops::wrap__fused_sdp_choice));
   regen_runtime_ops::register_kernel(m, "special_airy_ai.out", TORCH_FN(regen_runtime_ops::wrap_special_airy_ai_out));
   regen_runtime_ops::register_kernel(m, "special_bessel_j1.out", TORCH_FN(regen_runtime_ops::wrap_special_bessel_j1_out));
   regen_runtime_ops::register_kernel(m, "special_bessel_y0.out", TORCH_FN(regen_runtime_ops::wrap_special_bessel_y0_out));
   regen_runtime_ops::register_kernel(m, "special_chebyshev_polynomial_w.out", TORCH_FN(regen_runtime_ops::wrap_special_chebyshev_polynomial_w_out));
+  regen_runtime_ops::register_kernel(m, "special_modified_bessel_i0", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_i0));
   regen_runtime_ops::register_kernel(m, "special_modified_bessel_k0.out", TORCH_FN(regen_runtime_ops::wrap_special_modified_bessel_k0_out));
+  regen_runtime_ops::register_kernel(m, "special_scaled_modified_bessel_k1", TORCH_FN(regen_runtime_ops::wrap_special_scaled_modified_bessel_k1));
   regen_runtime_ops::register_kernel(m, "special_shifted_chebyshev_polynomial_u.out", TORCH_FN(regen_runtime_ops::wrap_special_shifted_chebyshev_polynomial_u_out));
   regen_runtime_ops::register_kernel(m, "_fused_adamw_", TORCH_FN(regen_runtime_ops::wrap__fused_adamw_inplace));
   regen_runtime_ops::register_kernel(m, "_fused_sgd_.tensor_lr", TORCH_FN(regen_runtime_ops::wrap__fused_sgd_inplace_tensor_lr));

@@ -78,8 +78,8 @@ COMMON_SLICE = [
 # Native elementwise kernels: the OpInfo and the kernel that must run for it.
 NATIVE_ELEMENTWISE = {
     "add": "add.Tensor", "sub": "sub.Tensor", "mul": "mul.Tensor", "div.no_rounding_mode": "div.Tensor",
-    "neg": "neg.out", "abs": "abs.out", "exp": "exp.out", "log": "log.out", "sqrt": "sqrt.out",
-    "sigmoid": "sigmoid.out", "tanh": "tanh.out", "nn.functional.relu": "relu",
+    "neg": "neg", "abs": "abs", "exp": "exp", "log": "log", "sqrt": "sqrt",
+    "sigmoid": "sigmoid", "tanh": "tanh", "nn.functional.relu": "relu",
 }
 DTYPES = ["float32", "float64", "int64", "bool"]
 

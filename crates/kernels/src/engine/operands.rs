@@ -108,8 +108,6 @@ fn check_device(t: &TensorRef<'_>, op: &str, first: &mut Option<i32>) -> Result<
     Ok(())
 }
 
-/// Builds the loop of an elementwise kernel `out = f(inputs...)`, then runs `body` on it and
-/// writes the result back. `op` names the op in errors.
 /// An input of an elementwise kernel: a tensor, or a Scalar argument (which promotes as a
 /// wrapped Python number, as ATen wraps it).
 #[derive(Clone, Copy)]
@@ -300,6 +298,8 @@ fn dense_strides_like(sizes: &[i64], strides: &[i64]) -> Option<Dims<i64>> {
     Some(out)
 }
 
+/// Builds the loop of an elementwise kernel `out = f(inputs...)`, then runs `body` on it and
+/// writes the result back. `op` names the op in errors.
 pub fn elementwise(
     op: &str,
     config: Config,
@@ -307,8 +307,36 @@ pub fn elementwise(
     inputs: &[Input<'_>],
     body: impl FnOnce(&Prepared) -> Result<()>,
 ) -> Result<()> {
+    prepare_and_run(op, config, Some(out), inputs, body).map(drop)
+}
+
+/// [`elementwise`] into a new output, for functional forms (`torch.add(a, b)`): the result dtype
+/// ([`result_dtype`]) and the inputs' broadcast shape, laid out as [`new_output`] lays it out.
+/// One setup serves both the output and the loop (type promotion, broadcasting and the
+/// operands' geometry once; no overlap or resize checks a new tensor cannot fail): a 1-element
+/// op's cost is mostly this setup.
+pub fn elementwise_new(
+    op: &str,
+    config: Config,
+    inputs: &[Input<'_>],
+    body: impl FnOnce(&Prepared) -> Result<()>,
+) -> Result<regen_runtime::Tensor> {
+    prepare_and_run(op, config, None, inputs, body)?
+        .ok_or_else(|| Error::runtime(format!("{op}: no output was created")))
+}
+
+/// [`elementwise`] into `out`, or into a new tensor it returns when `out` is `None`.
+fn prepare_and_run(
+    op: &str,
+    config: Config,
+    out: Option<&TensorRef<'_>>,
+    inputs: &[Input<'_>],
+    body: impl FnOnce(&Prepared) -> Result<()>,
+) -> Result<Option<regen_runtime::Tensor>> {
     let mut device = None;
-    check_device(out, op, &mut device)?;
+    if let Some(out) = out {
+        check_device(out, op, &mut device)?;
+    }
     // Scalars live in slots of this frame, in their own dtype, until the common dtype is known
     // (16 aligned bytes hold any element; the slots never move while the loop runs).
     let mut scalar_slots: PerOperand<[u64; 2]> = smallvec::smallvec![[0u64; 2]; inputs.len()];
@@ -339,40 +367,37 @@ pub fn elementwise(
             }
         });
     }
+    let dtypes: PerOperand<DType> = ins.iter().map(|o| o.dtype).collect();
+    let shape = {
+        let shapes: PerOperand<&[i64]> = ins.iter().map(|o| o.sizes.as_slice()).collect();
+        broadcast_shapes(&shapes)?
+    };
+    let Some(out) = out else {
+        let common = common_dtype(config, inputs, &dtypes).unwrap_or(DType::DEFAULT_FLOAT);
+        let result_dtype = config.output_dtype.unwrap_or(common);
+        let strides = layout_of_inputs(inputs, &shape).unwrap_or_else(|| Dims::from_vec(contiguous_strides(&shape)));
+        let fresh = regen_runtime::host::empty_strided(&shape, &strides, result_dtype.code())?;
+        let output = Operand::of(&fresh.as_ref())?;
+        converted_and_run(
+            common,
+            ins,
+            inputs,
+            LoopOutput { output, scratch: Vec::new(), writeback: None },
+            &shape,
+            body,
+        )?;
+        return Ok(Some(fresh));
+    };
     check_overlaps(out, inputs)?;
     let out_dtype = DType::from_scalar_type(out.dtype())?;
-    let dtypes: PerOperand<DType> = ins.iter().map(|o| o.dtype).collect();
     let common = common_dtype(config, inputs, &dtypes).unwrap_or(out_dtype);
     let result_dtype = config.output_dtype.unwrap_or(common);
     if config.safe_cast_to_output {
         check_can_cast(result_dtype, out_dtype)?;
     }
-    let shape = {
-        let shapes: PerOperand<&[i64]> = ins.iter().map(|o| o.sizes.as_slice()).collect();
-        broadcast_shapes(&shapes)?
-    };
     sized_like_inputs(out, &shape, inputs, |out| {
         let real_out = Operand::of(out)?;
         let mut scratch = Vec::new();
-        let mut converted: PerOperand<Operand> = PerOperand::new();
-        for (o, input) in ins.into_iter().zip(inputs) {
-            let want = if matches!(input, Input::Mask(_)) { DType::Bool } else { common };
-            if o.dtype == want {
-                converted.push(o);
-                continue;
-            }
-            let mut buf = Scratch::new(o.numel() * want.size());
-            let tmp = Operand {
-                data: buf.ptr(),
-                dtype: want,
-                strides: contiguous_strides(&o.sizes).into(),
-                sizes: o.sizes.clone(),
-            };
-            // SAFETY: `o` is live for the call; `tmp` is fresh scratch of its size.
-            unsafe { copy_cast(&o, &tmp) };
-            scratch.push(buf);
-            converted.push(tmp);
-        }
         let (output, writeback) = if real_out.dtype == result_dtype {
             (real_out, None)
         } else {
@@ -386,11 +411,53 @@ pub fn elementwise(
             scratch.push(buf);
             (tmp.clone(), Some((tmp, real_out)))
         };
-        let iter = Iter::new(std::slice::from_ref(&output), &converted, &shape);
-        let prepared = Prepared { common, iter, output, _scratch: scratch, writeback };
-        body(&prepared)?;
-        prepared.finish()
-    })
+        converted_and_run(common, ins, inputs, LoopOutput { output, scratch, writeback }, &shape, body)
+    })?;
+    Ok(None)
+}
+
+/// The output the loop writes: the real one, or a temporary of the computing dtype (its memory
+/// in `scratch`) whose elements `writeback` casts into the real one after.
+struct LoopOutput {
+    output: Operand,
+    scratch: Vec<Scratch>,
+    writeback: Option<(Operand, Operand)>,
+}
+
+/// The rest of [`elementwise`]: the inputs converted to the dtype the loop computes in (masks to
+/// Bool) where they differ, the loop nest, `body`, and the temporary output's cast back.
+fn converted_and_run(
+    common: DType,
+    ins: PerOperand<Operand>,
+    inputs: &[Input<'_>],
+    out: LoopOutput,
+    shape: &[i64],
+    body: impl FnOnce(&Prepared) -> Result<()>,
+) -> Result<()> {
+    let LoopOutput { output, mut scratch, writeback } = out;
+    let mut converted: PerOperand<Operand> = PerOperand::new();
+    for (o, input) in ins.into_iter().zip(inputs) {
+        let want = if matches!(input, Input::Mask(_)) { DType::Bool } else { common };
+        if o.dtype == want {
+            converted.push(o);
+            continue;
+        }
+        let mut buf = Scratch::new(o.numel() * want.size());
+        let tmp = Operand {
+            data: buf.ptr(),
+            dtype: want,
+            strides: contiguous_strides(&o.sizes).into(),
+            sizes: o.sizes.clone(),
+        };
+        // SAFETY: `o` is live for the call; `tmp` is fresh scratch of its size.
+        unsafe { copy_cast(&o, &tmp) };
+        scratch.push(buf);
+        converted.push(tmp);
+    }
+    let iter = Iter::new(std::slice::from_ref(&output), &converted, shape);
+    let prepared = Prepared { common, iter, output, _scratch: scratch, writeback };
+    body(&prepared)?;
+    prepared.finish()
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use crate::engine::dispatch::{Domains, Float, Int, dispatch};
 use crate::engine::dtype::{DType, Num};
 use crate::engine::iter::Iter;
 use crate::engine::loops::{self, Vector2};
-use crate::engine::operands::{Config, Input, elementwise};
+use crate::engine::operands::{Config, Input, Prepared, elementwise};
 use crate::engine::scalar::{self as s, Real};
 
 /// One binary op.
@@ -183,12 +183,17 @@ scaled_add_half!(bf16);
 /// Runs `Op` as `out = op(a, b)`; `alpha` scales `b` (add and sub).
 pub fn run<Op: Binary>(a: Input<'_>, b: Input<'_>, alpha: Option<Scalar>, out: TensorRef<'_>) -> Result<()> {
     let config = if Op::INT_TO_FLOAT { Config::FLOATING } else { Config::ARITHMETIC };
+    elementwise(Op::NAME, config, &out, &[a, b], body::<Op>(&b, alpha))
+}
+
+/// The loop of [`run`] once the operands are prepared.
+fn body<Op: Binary>(b: &Input<'_>, alpha: Option<Scalar>) -> impl FnOnce(&Prepared) -> Result<()> {
     // ATen takes a one-element `other` as a scalar (`is_cpu_scalar`), which changes how add rounds.
-    let scalar_other = match &b {
+    let scalar_other = match b {
         Input::Tensor(t) | Input::Mask(t) => t.numel() == 1,
         Input::Scalar(_) => true,
     };
-    elementwise(Op::NAME, config, &out, &[a, b], |p| {
+    move |p| {
         let alpha = alpha.map(Num::from_scalar).filter(|a| *a != Num::Int(1) && *a != Num::Float(1.0));
         if let Some(alpha) = alpha {
             if !p.common.is_floating() && !p.common.is_complex() && matches!(alpha, Num::Float(_) | Num::Complex(..)) {
@@ -211,7 +216,7 @@ pub fn run<Op: Binary>(a: Input<'_>, b: Input<'_>, alpha: Option<Scalar>, out: T
             _ => dispatch(&Loop::<Op> { it: &p.iter, alpha, op: PhantomData }, p.common)?,
         }
         zero_division_check()
-    })
+    }
 }
 
 /// `out = a + alpha * b` in a floating dtype, rounded as ATen's kernel for it rounds.
@@ -696,10 +701,7 @@ pub fn functional_alpha<Op: Binary>(
     alpha: Option<Scalar>,
 ) -> Result<regen_runtime::Tensor> {
     let config = if Op::INT_TO_FLOAT { Config::FLOATING } else { Config::ARITHMETIC };
-    let dtype = crate::engine::operands::result_dtype(config, &[a, b])?;
-    let out = crate::engine::operands::new_output(dtype, &[a, b])?;
-    run::<Op>(a, b, alpha, out.as_ref())?;
-    Ok(out)
+    crate::engine::operands::elementwise_new(Op::NAME, config, &[a, b], body::<Op>(&b, alpha))
 }
 
 /// `div.out_mode`: true, truncating or floor division.

@@ -15,7 +15,7 @@ use crate::engine::dispatch::{Domains, Float, Int, dispatch};
 use crate::engine::dtype::{DType, Num, not_implemented};
 use crate::engine::iter::{Iter, scalar_as};
 use crate::engine::loops;
-use crate::engine::operands::{Config, Input, elementwise, new_output, result_dtype};
+use crate::engine::operands::{Config, Input, elementwise, elementwise_new, new_output, result_dtype};
 use crate::engine::scalar::{self as s, Real};
 use crate::ops::unary;
 
@@ -99,6 +99,11 @@ pub trait Test<const N: usize>: Sync + Copy {
 /// Runs `op` as `out = op(inputs)`.
 pub fn run<Op: Pointwise<N>, const N: usize>(op: &Op, inputs: [Input<'_>; N], out: TensorRef<'_>) -> Result<()> {
     elementwise(Op::NAME, Op::CONFIG, &out, &inputs, |p| dispatch(&Loop::<Op, N> { op, it: &p.iter }, p.common))
+}
+
+/// A new tensor holding `op(inputs)`, for functional forms PyTorch does not derive from `.out`.
+pub fn functional<Op: Pointwise<N>, const N: usize>(op: &Op, inputs: [Input<'_>; N]) -> Result<Tensor> {
+    elementwise_new(Op::NAME, Op::CONFIG, &inputs, |p| dispatch(&Loop::<Op, N> { op, it: &p.iter }, p.common))
 }
 
 /// `op`'s loop over an iterator, in each dtype domain it has.
@@ -199,13 +204,6 @@ impl<Op: Test<N>, const N: usize> Domains for TestLoop<'_, Op, N> {
             move |x| op.c(x),
         )
     }
-}
-
-/// A new tensor holding `op(inputs)`, for functional forms PyTorch does not derive from `.out`.
-pub fn functional<Op: Pointwise<N>, const N: usize>(op: &Op, inputs: [Input<'_>; N]) -> Result<Tensor> {
-    let out = new_output(result_dtype(Op::CONFIG, &inputs)?, &inputs)?;
-    run(op, inputs, out.as_ref())?;
-    Ok(out)
 }
 
 /// `op(inputs)` written into the first input, for in-place forms PyTorch does not derive: the
