@@ -72,6 +72,11 @@ impl Iter {
     /// dtype is taken as it is: conversions are the caller's, see [`crate::engine::operands`]).
     pub fn new(outputs: &[Operand], inputs: &[Operand], shape: &[i64]) -> Iter {
         let operands: PerOperand<&Operand> = outputs.iter().chain(inputs).collect();
+        Iter::of(&operands, shape)
+    }
+
+    /// [`Iter::new`] of operands gathered by reference (the outputs first, then the inputs).
+    pub fn of(operands: &[&Operand], shape: &[i64]) -> Iter {
         // The common case first: every operand contiguous in the full shape, or a single element
         // broadcast (`x + 1`), is one run, with nothing to reorder or coalesce.
         let numel = shape.iter().product::<i64>().max(0) as usize;
