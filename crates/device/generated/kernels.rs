@@ -462,1481 +462,1583 @@ call <regen_kernels::Reference as regen_kernels::BinaryKernels> {
     /// `aten::copysign.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
     147 kernel "copysign.out" "aten::copysign.out" regen_kernel_copysign_out
         fn copysign_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::copysign.Tensor(Tensor self, Tensor other) -> Tensor`
+    148 kernel "copysign.Tensor" "aten::copysign.Tensor" regen_kernel_copysign_tensor
+        fn copysign_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
+    /// `aten::logical_xor(Tensor self, Tensor other) -> Tensor`
+    149 kernel "logical_xor" "aten::logical_xor" regen_kernel_logical_xor
+        fn logical_xor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::logical_xor.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    148 kernel "logical_xor.out" "aten::logical_xor.out" regen_kernel_logical_xor_out
+    150 kernel "logical_xor.out" "aten::logical_xor.out" regen_kernel_logical_xor_out
         fn logical_xor_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::logical_and(Tensor self, Tensor other) -> Tensor`
+    151 kernel "logical_and" "aten::logical_and" regen_kernel_logical_and
+        fn logical_and(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::logical_and.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    149 kernel "logical_and.out" "aten::logical_and.out" regen_kernel_logical_and_out
+    152 kernel "logical_and.out" "aten::logical_and.out" regen_kernel_logical_and_out
         fn logical_and_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::logical_or(Tensor self, Tensor other) -> Tensor`
+    153 kernel "logical_or" "aten::logical_or" regen_kernel_logical_or
+        fn logical_or(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::logical_or.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    150 kernel "logical_or.out" "aten::logical_or.out" regen_kernel_logical_or_out
+    154 kernel "logical_or.out" "aten::logical_or.out" regen_kernel_logical_or_out
         fn logical_or_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::div.Tensor(Tensor self, Tensor other) -> Tensor`
-    151 kernel "div.Tensor" "aten::div.Tensor" regen_kernel_div_tensor
+    155 kernel "div.Tensor" "aten::div.Tensor" regen_kernel_div_tensor
         fn div_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::div.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    152 kernel "div.out" "aten::div.out" regen_kernel_div_out
+    156 kernel "div.out" "aten::div.out" regen_kernel_div_out
         fn div_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::div.out_mode(Tensor self, Tensor other, *, str? rounding_mode, Tensor(a!) out) -> Tensor(a!)`
-    153 kernel "div.out_mode" "aten::div.out_mode" regen_kernel_div_out_mode
+    157 kernel "div.out_mode" "aten::div.out_mode" regen_kernel_div_out_mode
         fn div_out_mode(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, rounding_mode: Option<&str> = abi::regen_str, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::floor_divide(Tensor self, Tensor other) -> Tensor`
-    154 kernel "floor_divide" "aten::floor_divide" regen_kernel_floor_divide
+    158 kernel "floor_divide" "aten::floor_divide" regen_kernel_floor_divide
         fn floor_divide(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::floor_divide_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-    155 kernel "floor_divide_.Tensor" "aten::floor_divide_.Tensor" regen_kernel_floor_divide_inplace_tensor
+    159 kernel "floor_divide_.Tensor" "aten::floor_divide_.Tensor" regen_kernel_floor_divide_inplace_tensor
         fn floor_divide_inplace_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::floor_divide.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    156 kernel "floor_divide.out" "aten::floor_divide.out" regen_kernel_floor_divide_out
+    160 kernel "floor_divide.out" "aten::floor_divide.out" regen_kernel_floor_divide_out
         fn floor_divide_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::gcd.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    157 kernel "gcd.out" "aten::gcd.out" regen_kernel_gcd_out
+    161 kernel "gcd.out" "aten::gcd.out" regen_kernel_gcd_out
         fn gcd_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::gcd(Tensor self, Tensor other) -> Tensor`
+    162 kernel "gcd" "aten::gcd" regen_kernel_gcd
+        fn gcd(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    158 kernel "lcm.out" "aten::lcm.out" regen_kernel_lcm_out
+    163 kernel "lcm.out" "aten::lcm.out" regen_kernel_lcm_out
         fn lcm_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::lcm(Tensor self, Tensor other) -> Tensor`
+    164 kernel "lcm" "aten::lcm" regen_kernel_lcm
+        fn lcm(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::logaddexp.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    159 kernel "logaddexp.out" "aten::logaddexp.out" regen_kernel_logaddexp_out
+    165 kernel "logaddexp.out" "aten::logaddexp.out" regen_kernel_logaddexp_out
         fn logaddexp_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::logaddexp(Tensor self, Tensor other) -> Tensor`
+    166 kernel "logaddexp" "aten::logaddexp" regen_kernel_logaddexp
+        fn logaddexp(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::logaddexp2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    160 kernel "logaddexp2.out" "aten::logaddexp2.out" regen_kernel_logaddexp2_out
+    167 kernel "logaddexp2.out" "aten::logaddexp2.out" regen_kernel_logaddexp2_out
         fn logaddexp2_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::logaddexp2(Tensor self, Tensor other) -> Tensor`
+    168 kernel "logaddexp2" "aten::logaddexp2" regen_kernel_logaddexp2
+        fn logaddexp2(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
+    /// `aten::xlogy.Tensor(Tensor self, Tensor other) -> Tensor`
+    169 kernel "xlogy.Tensor" "aten::xlogy.Tensor" regen_kernel_xlogy_tensor
+        fn xlogy_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::xlogy.OutTensor(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    161 kernel "xlogy.OutTensor" "aten::xlogy.OutTensor" regen_kernel_xlogy_out_tensor
+    170 kernel "xlogy.OutTensor" "aten::xlogy.OutTensor" regen_kernel_xlogy_out_tensor
         fn xlogy_out_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::mul.Tensor(Tensor self, Tensor other) -> Tensor`
-    162 kernel "mul.Tensor" "aten::mul.Tensor" regen_kernel_mul_tensor
+    171 kernel "mul.Tensor" "aten::mul.Tensor" regen_kernel_mul_tensor
         fn mul_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::mul.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    163 kernel "mul.out" "aten::mul.out" regen_kernel_mul_out
+    172 kernel "mul.out" "aten::mul.out" regen_kernel_mul_out
         fn mul_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::sub.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
-    164 kernel "sub.out" "aten::sub.out" regen_kernel_sub_out
+    173 kernel "sub.out" "aten::sub.out" regen_kernel_sub_out
         fn sub_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, alpha: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
-    165 kernel "sub.Tensor" "aten::sub.Tensor" regen_kernel_sub_tensor
+    174 kernel "sub.Tensor" "aten::sub.Tensor" regen_kernel_sub_tensor
         fn sub_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, alpha: Scalar = abi::regen_scalar) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::heaviside.out(Tensor self, Tensor values, *, Tensor(a!) out) -> Tensor(a!)`
-    166 kernel "heaviside.out" "aten::heaviside.out" regen_kernel_heaviside_out
+    175 kernel "heaviside.out" "aten::heaviside.out" regen_kernel_heaviside_out
         fn heaviside_out(self_: TensorRef<'_> = abi::regen_tensor, values: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::bitwise_and.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    167 kernel "bitwise_and.Tensor_out" "aten::bitwise_and.Tensor_out" regen_kernel_bitwise_and_tensor_out
+    176 kernel "bitwise_and.Tensor_out" "aten::bitwise_and.Tensor_out" regen_kernel_bitwise_and_tensor_out
         fn bitwise_and_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor`
+    177 kernel "bitwise_and.Tensor" "aten::bitwise_and.Tensor" regen_kernel_bitwise_and_tensor
+        fn bitwise_and_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::bitwise_or.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    168 kernel "bitwise_or.Tensor_out" "aten::bitwise_or.Tensor_out" regen_kernel_bitwise_or_tensor_out
+    178 kernel "bitwise_or.Tensor_out" "aten::bitwise_or.Tensor_out" regen_kernel_bitwise_or_tensor_out
         fn bitwise_or_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor`
+    179 kernel "bitwise_or.Tensor" "aten::bitwise_or.Tensor" regen_kernel_bitwise_or_tensor
+        fn bitwise_or_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::bitwise_xor.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    169 kernel "bitwise_xor.Tensor_out" "aten::bitwise_xor.Tensor_out" regen_kernel_bitwise_xor_tensor_out
+    180 kernel "bitwise_xor.Tensor_out" "aten::bitwise_xor.Tensor_out" regen_kernel_bitwise_xor_tensor_out
         fn bitwise_xor_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor`
+    181 kernel "bitwise_xor.Tensor" "aten::bitwise_xor.Tensor" regen_kernel_bitwise_xor_tensor
+        fn bitwise_xor_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::ne.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
-    170 kernel "ne.Scalar_out" "aten::ne.Scalar_out" regen_kernel_ne_scalar_out
+    182 kernel "ne.Scalar_out" "aten::ne.Scalar_out" regen_kernel_ne_scalar_out
         fn ne_scalar_out(self_: TensorRef<'_> = abi::regen_tensor, other: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::ne.Scalar(Tensor self, Scalar other) -> Tensor`
+    183 kernel "ne.Scalar" "aten::ne.Scalar" regen_kernel_ne_scalar
+        fn ne_scalar(self_: TensorRef<'_> = abi::regen_tensor, other: Scalar = abi::regen_scalar) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::ne.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    171 kernel "ne.Tensor_out" "aten::ne.Tensor_out" regen_kernel_ne_tensor_out
+    184 kernel "ne.Tensor_out" "aten::ne.Tensor_out" regen_kernel_ne_tensor_out
         fn ne_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::ne.Tensor(Tensor self, Tensor other) -> Tensor`
+    185 kernel "ne.Tensor" "aten::ne.Tensor" regen_kernel_ne_tensor
+        fn ne_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::eq.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
-    172 kernel "eq.Scalar_out" "aten::eq.Scalar_out" regen_kernel_eq_scalar_out
+    186 kernel "eq.Scalar_out" "aten::eq.Scalar_out" regen_kernel_eq_scalar_out
         fn eq_scalar_out(self_: TensorRef<'_> = abi::regen_tensor, other: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::eq.Scalar(Tensor self, Scalar other) -> Tensor`
+    187 kernel "eq.Scalar" "aten::eq.Scalar" regen_kernel_eq_scalar
+        fn eq_scalar(self_: TensorRef<'_> = abi::regen_tensor, other: Scalar = abi::regen_scalar) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::eq.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    173 kernel "eq.Tensor_out" "aten::eq.Tensor_out" regen_kernel_eq_tensor_out
+    188 kernel "eq.Tensor_out" "aten::eq.Tensor_out" regen_kernel_eq_tensor_out
         fn eq_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::eq.Tensor(Tensor self, Tensor other) -> Tensor`
+    189 kernel "eq.Tensor" "aten::eq.Tensor" regen_kernel_eq_tensor
+        fn eq_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
-    174 kernel "ge.Scalar_out" "aten::ge.Scalar_out" regen_kernel_ge_scalar_out
+    190 kernel "ge.Scalar_out" "aten::ge.Scalar_out" regen_kernel_ge_scalar_out
         fn ge_scalar_out(self_: TensorRef<'_> = abi::regen_tensor, other: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::ge.Scalar(Tensor self, Scalar other) -> Tensor`
+    191 kernel "ge.Scalar" "aten::ge.Scalar" regen_kernel_ge_scalar
+        fn ge_scalar(self_: TensorRef<'_> = abi::regen_tensor, other: Scalar = abi::regen_scalar) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::ge.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    175 kernel "ge.Tensor_out" "aten::ge.Tensor_out" regen_kernel_ge_tensor_out
+    192 kernel "ge.Tensor_out" "aten::ge.Tensor_out" regen_kernel_ge_tensor_out
         fn ge_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::ge.Tensor(Tensor self, Tensor other) -> Tensor`
+    193 kernel "ge.Tensor" "aten::ge.Tensor" regen_kernel_ge_tensor
+        fn ge_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::le.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
-    176 kernel "le.Scalar_out" "aten::le.Scalar_out" regen_kernel_le_scalar_out
+    194 kernel "le.Scalar_out" "aten::le.Scalar_out" regen_kernel_le_scalar_out
         fn le_scalar_out(self_: TensorRef<'_> = abi::regen_tensor, other: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::le.Scalar(Tensor self, Scalar other) -> Tensor`
+    195 kernel "le.Scalar" "aten::le.Scalar" regen_kernel_le_scalar
+        fn le_scalar(self_: TensorRef<'_> = abi::regen_tensor, other: Scalar = abi::regen_scalar) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::le.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    177 kernel "le.Tensor_out" "aten::le.Tensor_out" regen_kernel_le_tensor_out
+    196 kernel "le.Tensor_out" "aten::le.Tensor_out" regen_kernel_le_tensor_out
         fn le_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::le.Tensor(Tensor self, Tensor other) -> Tensor`
+    197 kernel "le.Tensor" "aten::le.Tensor" regen_kernel_le_tensor
+        fn le_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::gt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
-    178 kernel "gt.Scalar_out" "aten::gt.Scalar_out" regen_kernel_gt_scalar_out
+    198 kernel "gt.Scalar_out" "aten::gt.Scalar_out" regen_kernel_gt_scalar_out
         fn gt_scalar_out(self_: TensorRef<'_> = abi::regen_tensor, other: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::gt.Scalar(Tensor self, Scalar other) -> Tensor`
+    199 kernel "gt.Scalar" "aten::gt.Scalar" regen_kernel_gt_scalar
+        fn gt_scalar(self_: TensorRef<'_> = abi::regen_tensor, other: Scalar = abi::regen_scalar) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::gt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    179 kernel "gt.Tensor_out" "aten::gt.Tensor_out" regen_kernel_gt_tensor_out
+    200 kernel "gt.Tensor_out" "aten::gt.Tensor_out" regen_kernel_gt_tensor_out
         fn gt_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::gt.Tensor(Tensor self, Tensor other) -> Tensor`
+    201 kernel "gt.Tensor" "aten::gt.Tensor" regen_kernel_gt_tensor
+        fn gt_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::lt.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)`
-    180 kernel "lt.Scalar_out" "aten::lt.Scalar_out" regen_kernel_lt_scalar_out
+    202 kernel "lt.Scalar_out" "aten::lt.Scalar_out" regen_kernel_lt_scalar_out
         fn lt_scalar_out(self_: TensorRef<'_> = abi::regen_tensor, other: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::lt.Scalar(Tensor self, Scalar other) -> Tensor`
+    203 kernel "lt.Scalar" "aten::lt.Scalar" regen_kernel_lt_scalar
+        fn lt_scalar(self_: TensorRef<'_> = abi::regen_tensor, other: Scalar = abi::regen_scalar) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::lt.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    181 kernel "lt.Tensor_out" "aten::lt.Tensor_out" regen_kernel_lt_tensor_out
+    204 kernel "lt.Tensor_out" "aten::lt.Tensor_out" regen_kernel_lt_tensor_out
         fn lt_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::lt.Tensor(Tensor self, Tensor other) -> Tensor`
+    205 kernel "lt.Tensor" "aten::lt.Tensor" regen_kernel_lt_tensor
+        fn lt_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::atan2.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    182 kernel "atan2.out" "aten::atan2.out" regen_kernel_atan2_out
+    206 kernel "atan2.out" "aten::atan2.out" regen_kernel_atan2_out
         fn atan2_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::atan2(Tensor self, Tensor other) -> Tensor`
+    207 kernel "atan2" "aten::atan2" regen_kernel_atan2
+        fn atan2(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::fmod.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    183 kernel "fmod.Tensor_out" "aten::fmod.Tensor_out" regen_kernel_fmod_tensor_out
+    208 kernel "fmod.Tensor_out" "aten::fmod.Tensor_out" regen_kernel_fmod_tensor_out
         fn fmod_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor`
+    209 kernel "fmod.Tensor" "aten::fmod.Tensor" regen_kernel_fmod_tensor
+        fn fmod_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    184 kernel "hypot.out" "aten::hypot.out" regen_kernel_hypot_out
+    210 kernel "hypot.out" "aten::hypot.out" regen_kernel_hypot_out
         fn hypot_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::hypot(Tensor self, Tensor other) -> Tensor`
+    211 kernel "hypot" "aten::hypot" regen_kernel_hypot
+        fn hypot(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::igamma.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    185 kernel "igamma.out" "aten::igamma.out" regen_kernel_igamma_out
+    212 kernel "igamma.out" "aten::igamma.out" regen_kernel_igamma_out
         fn igamma_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::igammac.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    186 kernel "igammac.out" "aten::igammac.out" regen_kernel_igammac_out
+    213 kernel "igammac.out" "aten::igammac.out" regen_kernel_igammac_out
         fn igammac_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::nextafter.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    187 kernel "nextafter.out" "aten::nextafter.out" regen_kernel_nextafter_out
+    214 kernel "nextafter.out" "aten::nextafter.out" regen_kernel_nextafter_out
         fn nextafter_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::nextafter(Tensor self, Tensor other) -> Tensor`
+    215 kernel "nextafter" "aten::nextafter" regen_kernel_nextafter
+        fn nextafter(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::remainder.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    188 kernel "remainder.Tensor_out" "aten::remainder.Tensor_out" regen_kernel_remainder_tensor_out
+    216 kernel "remainder.Tensor_out" "aten::remainder.Tensor_out" regen_kernel_remainder_tensor_out
         fn remainder_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor`
+    217 kernel "remainder.Tensor" "aten::remainder.Tensor" regen_kernel_remainder_tensor
+        fn remainder_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor`
-    189 kernel "remainder.Scalar_Tensor" "aten::remainder.Scalar_Tensor" regen_kernel_remainder_scalar_tensor
+    218 kernel "remainder.Scalar_Tensor" "aten::remainder.Scalar_Tensor" regen_kernel_remainder_scalar_tensor
         fn remainder_scalar_tensor(self_: Scalar = abi::regen_scalar, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
+    /// `aten::fmin(Tensor self, Tensor other) -> Tensor`
+    219 kernel "fmin" "aten::fmin" regen_kernel_fmin
+        fn fmin(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::fmin.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    190 kernel "fmin.out" "aten::fmin.out" regen_kernel_fmin_out
+    220 kernel "fmin.out" "aten::fmin.out" regen_kernel_fmin_out
         fn fmin_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::fmax(Tensor self, Tensor other) -> Tensor`
+    221 kernel "fmax" "aten::fmax" regen_kernel_fmax
+        fn fmax(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::fmax.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    191 kernel "fmax.out" "aten::fmax.out" regen_kernel_fmax_out
+    222 kernel "fmax.out" "aten::fmax.out" regen_kernel_fmax_out
         fn fmax_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::maximum(Tensor self, Tensor other) -> Tensor`
+    223 kernel "maximum" "aten::maximum" regen_kernel_maximum
+        fn maximum(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::maximum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    192 kernel "maximum.out" "aten::maximum.out" regen_kernel_maximum_out
+    224 kernel "maximum.out" "aten::maximum.out" regen_kernel_maximum_out
         fn maximum_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::minimum(Tensor self, Tensor other) -> Tensor`
+    225 kernel "minimum" "aten::minimum" regen_kernel_minimum
+        fn minimum(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::minimum.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    193 kernel "minimum.out" "aten::minimum.out" regen_kernel_minimum_out
+    226 kernel "minimum.out" "aten::minimum.out" regen_kernel_minimum_out
         fn minimum_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::pow.Tensor_Tensor_out(Tensor self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)`
-    194 kernel "pow.Tensor_Tensor_out" "aten::pow.Tensor_Tensor_out" regen_kernel_pow_tensor_tensor_out
+    227 kernel "pow.Tensor_Tensor_out" "aten::pow.Tensor_Tensor_out" regen_kernel_pow_tensor_tensor_out
         fn pow_tensor_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, exponent: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
+    /// `aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor`
+    228 kernel "pow.Tensor_Tensor" "aten::pow.Tensor_Tensor" regen_kernel_pow_tensor_tensor
+        fn pow_tensor_tensor(self_: TensorRef<'_> = abi::regen_tensor, exponent: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::pow.Scalar_out(Scalar self, Tensor exponent, *, Tensor(a!) out) -> Tensor(a!)`
-    195 kernel "pow.Scalar_out" "aten::pow.Scalar_out" regen_kernel_pow_scalar_out
+    229 kernel "pow.Scalar_out" "aten::pow.Scalar_out" regen_kernel_pow_scalar_out
         fn pow_scalar_out(self_: Scalar = abi::regen_scalar, exponent: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::pow.Tensor_Scalar_out(Tensor self, Scalar exponent, *, Tensor(a!) out) -> Tensor(a!)`
-    196 kernel "pow.Tensor_Scalar_out" "aten::pow.Tensor_Scalar_out" regen_kernel_pow_tensor_scalar_out
+    230 kernel "pow.Tensor_Scalar_out" "aten::pow.Tensor_Scalar_out" regen_kernel_pow_tensor_scalar_out
         fn pow_tensor_scalar_out(self_: TensorRef<'_> = abi::regen_tensor, exponent: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::special_xlog1py.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    197 kernel "special_xlog1py.out" "aten::special_xlog1py.out" regen_kernel_special_xlog1py_out
+    231 kernel "special_xlog1py.out" "aten::special_xlog1py.out" regen_kernel_special_xlog1py_out
         fn special_xlog1py_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::special_zeta.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    198 kernel "special_zeta.out" "aten::special_zeta.out" regen_kernel_special_zeta_out
+    232 kernel "special_zeta.out" "aten::special_zeta.out" regen_kernel_special_zeta_out
         fn special_zeta_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::special_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
-    199 kernel "special_chebyshev_polynomial_t.out" "aten::special_chebyshev_polynomial_t.out" regen_kernel_special_chebyshev_polynomial_t_out
+    233 kernel "special_chebyshev_polynomial_t.out" "aten::special_chebyshev_polynomial_t.out" regen_kernel_special_chebyshev_polynomial_t_out
         fn special_chebyshev_polynomial_t_out(x: TensorRef<'_> = abi::regen_tensor, n: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::special_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
-    200 kernel "special_chebyshev_polynomial_u.out" "aten::special_chebyshev_polynomial_u.out" regen_kernel_special_chebyshev_polynomial_u_out
+    234 kernel "special_chebyshev_polynomial_u.out" "aten::special_chebyshev_polynomial_u.out" regen_kernel_special_chebyshev_polynomial_u_out
         fn special_chebyshev_polynomial_u_out(x: TensorRef<'_> = abi::regen_tensor, n: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::special_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
-    201 kernel "special_chebyshev_polynomial_v.out" "aten::special_chebyshev_polynomial_v.out" regen_kernel_special_chebyshev_polynomial_v_out
+    235 kernel "special_chebyshev_polynomial_v.out" "aten::special_chebyshev_polynomial_v.out" regen_kernel_special_chebyshev_polynomial_v_out
         fn special_chebyshev_polynomial_v_out(x: TensorRef<'_> = abi::regen_tensor, n: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::special_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
-    202 kernel "special_chebyshev_polynomial_w.out" "aten::special_chebyshev_polynomial_w.out" regen_kernel_special_chebyshev_polynomial_w_out
+    236 kernel "special_chebyshev_polynomial_w.out" "aten::special_chebyshev_polynomial_w.out" regen_kernel_special_chebyshev_polynomial_w_out
         fn special_chebyshev_polynomial_w_out(x: TensorRef<'_> = abi::regen_tensor, n: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::special_hermite_polynomial_h.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
-    203 kernel "special_hermite_polynomial_h.out" "aten::special_hermite_polynomial_h.out" regen_kernel_special_hermite_polynomial_h_out
+    237 kernel "special_hermite_polynomial_h.out" "aten::special_hermite_polynomial_h.out" regen_kernel_special_hermite_polynomial_h_out
         fn special_hermite_polynomial_h_out(x: TensorRef<'_> = abi::regen_tensor, n: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::special_hermite_polynomial_he.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
-    204 kernel "special_hermite_polynomial_he.out" "aten::special_hermite_polynomial_he.out" regen_kernel_special_hermite_polynomial_he_out
+    238 kernel "special_hermite_polynomial_he.out" "aten::special_hermite_polynomial_he.out" regen_kernel_special_hermite_polynomial_he_out
         fn special_hermite_polynomial_he_out(x: TensorRef<'_> = abi::regen_tensor, n: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::special_laguerre_polynomial_l.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
-    205 kernel "special_laguerre_polynomial_l.out" "aten::special_laguerre_polynomial_l.out" regen_kernel_special_laguerre_polynomial_l_out
+    239 kernel "special_laguerre_polynomial_l.out" "aten::special_laguerre_polynomial_l.out" regen_kernel_special_laguerre_polynomial_l_out
         fn special_laguerre_polynomial_l_out(x: TensorRef<'_> = abi::regen_tensor, n: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::special_legendre_polynomial_p.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
-    206 kernel "special_legendre_polynomial_p.out" "aten::special_legendre_polynomial_p.out" regen_kernel_special_legendre_polynomial_p_out
+    240 kernel "special_legendre_polynomial_p.out" "aten::special_legendre_polynomial_p.out" regen_kernel_special_legendre_polynomial_p_out
         fn special_legendre_polynomial_p_out(x: TensorRef<'_> = abi::regen_tensor, n: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::special_shifted_chebyshev_polynomial_t.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
-    207 kernel "special_shifted_chebyshev_polynomial_t.out" "aten::special_shifted_chebyshev_polynomial_t.out" regen_kernel_special_shifted_chebyshev_polynomial_t_out
+    241 kernel "special_shifted_chebyshev_polynomial_t.out" "aten::special_shifted_chebyshev_polynomial_t.out" regen_kernel_special_shifted_chebyshev_polynomial_t_out
         fn special_shifted_chebyshev_polynomial_t_out(x: TensorRef<'_> = abi::regen_tensor, n: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::special_shifted_chebyshev_polynomial_u.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
-    208 kernel "special_shifted_chebyshev_polynomial_u.out" "aten::special_shifted_chebyshev_polynomial_u.out" regen_kernel_special_shifted_chebyshev_polynomial_u_out
+    242 kernel "special_shifted_chebyshev_polynomial_u.out" "aten::special_shifted_chebyshev_polynomial_u.out" regen_kernel_special_shifted_chebyshev_polynomial_u_out
         fn special_shifted_chebyshev_polynomial_u_out(x: TensorRef<'_> = abi::regen_tensor, n: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::special_shifted_chebyshev_polynomial_v.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
-    209 kernel "special_shifted_chebyshev_polynomial_v.out" "aten::special_shifted_chebyshev_polynomial_v.out" regen_kernel_special_shifted_chebyshev_polynomial_v_out
+    243 kernel "special_shifted_chebyshev_polynomial_v.out" "aten::special_shifted_chebyshev_polynomial_v.out" regen_kernel_special_shifted_chebyshev_polynomial_v_out
         fn special_shifted_chebyshev_polynomial_v_out(x: TensorRef<'_> = abi::regen_tensor, n: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::special_shifted_chebyshev_polynomial_w.out(Tensor x, Tensor n, *, Tensor(a!) out) -> Tensor(a!)`
-    210 kernel "special_shifted_chebyshev_polynomial_w.out" "aten::special_shifted_chebyshev_polynomial_w.out" regen_kernel_special_shifted_chebyshev_polynomial_w_out
+    244 kernel "special_shifted_chebyshev_polynomial_w.out" "aten::special_shifted_chebyshev_polynomial_w.out" regen_kernel_special_shifted_chebyshev_polynomial_w_out
         fn special_shifted_chebyshev_polynomial_w_out(x: TensorRef<'_> = abi::regen_tensor, n: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
 // The kernels of group `pointwise` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::PointwiseKernels> {
     /// `aten::logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
-    211 kernel "logical_not.out" "aten::logical_not.out" regen_kernel_logical_not_out
+    245 kernel "logical_not.out" "aten::logical_not.out" regen_kernel_logical_not_out
         fn logical_not_out(self_: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)`
-    212 kernel "clamp.out" "aten::clamp.out" regen_kernel_clamp_out
+    246 kernel "clamp.out" "aten::clamp.out" regen_kernel_clamp_out
         fn clamp_out(self_: TensorRef<'_> = abi::regen_tensor, min: Option<Scalar> = abi::regen_scalar, max: Option<Scalar> = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::clamp.Tensor_out(Tensor self, Tensor? min=None, Tensor? max=None, *, Tensor(a!) out) -> Tensor(a!)`
-    213 kernel "clamp.Tensor_out" "aten::clamp.Tensor_out" regen_kernel_clamp_tensor_out
+    247 kernel "clamp.Tensor_out" "aten::clamp.Tensor_out" regen_kernel_clamp_tensor_out
         fn clamp_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, min: Option<TensorRef<'_>> = abi::regen_tensor, max: Option<TensorRef<'_>> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::clamp_max.out(Tensor self, Scalar max, *, Tensor(a!) out) -> Tensor(a!)`
-    214 kernel "clamp_max.out" "aten::clamp_max.out" regen_kernel_clamp_max_out
+    248 kernel "clamp_max.out" "aten::clamp_max.out" regen_kernel_clamp_max_out
         fn clamp_max_out(self_: TensorRef<'_> = abi::regen_tensor, max: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::clamp_max.Tensor_out(Tensor self, Tensor max, *, Tensor(a!) out) -> Tensor(a!)`
-    215 kernel "clamp_max.Tensor_out" "aten::clamp_max.Tensor_out" regen_kernel_clamp_max_tensor_out
+    249 kernel "clamp_max.Tensor_out" "aten::clamp_max.Tensor_out" regen_kernel_clamp_max_tensor_out
         fn clamp_max_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, max: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::clamp_min.out(Tensor self, Scalar min, *, Tensor(a!) out) -> Tensor(a!)`
-    216 kernel "clamp_min.out" "aten::clamp_min.out" regen_kernel_clamp_min_out
+    250 kernel "clamp_min.out" "aten::clamp_min.out" regen_kernel_clamp_min_out
         fn clamp_min_out(self_: TensorRef<'_> = abi::regen_tensor, min: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::clamp_min.Tensor_out(Tensor self, Tensor min, *, Tensor(a!) out) -> Tensor(a!)`
-    217 kernel "clamp_min.Tensor_out" "aten::clamp_min.Tensor_out" regen_kernel_clamp_min_tensor_out
+    251 kernel "clamp_min.Tensor_out" "aten::clamp_min.Tensor_out" regen_kernel_clamp_min_tensor_out
         fn clamp_min_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, min: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::complex.out(Tensor real, Tensor imag, *, Tensor(a!) out) -> Tensor(a!)`
-    218 kernel "complex.out" "aten::complex.out" regen_kernel_complex_out
+    252 kernel "complex.out" "aten::complex.out" regen_kernel_complex_out
         fn complex_out(real: TensorRef<'_> = abi::regen_tensor, imag: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::polar.out(Tensor abs, Tensor angle, *, Tensor(a!) out) -> Tensor(a!)`
-    219 kernel "polar.out" "aten::polar.out" regen_kernel_polar_out
+    253 kernel "polar.out" "aten::polar.out" regen_kernel_polar_out
         fn polar_out(abs: TensorRef<'_> = abi::regen_tensor, angle: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)`
-    220 kernel "fill_.Tensor" "aten::fill_.Tensor" regen_kernel_fill_inplace_tensor
+    254 kernel "fill_.Tensor" "aten::fill_.Tensor" regen_kernel_fill_inplace_tensor
         fn fill_inplace_tensor(self_: TensorRef<'_> = abi::regen_tensor, value: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::isnan(Tensor self) -> Tensor`
-    221 kernel "isnan" "aten::isnan" regen_kernel_isnan
+    255 kernel "isnan" "aten::isnan" regen_kernel_isnan
         fn isnan(self_: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)`
-    222 kernel "nan_to_num.out" "aten::nan_to_num.out" regen_kernel_nan_to_num_out
+    256 kernel "nan_to_num.out" "aten::nan_to_num.out" regen_kernel_nan_to_num_out
         fn nan_to_num_out(self_: TensorRef<'_> = abi::regen_tensor, nan: Option<f64> = abi::regen_opt_f64, posinf: Option<f64> = abi::regen_opt_f64, neginf: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::mvlgamma.out(Tensor self, int p, *, Tensor(a!) out) -> Tensor(a!)`
-    223 kernel "mvlgamma.out" "aten::mvlgamma.out" regen_kernel_mvlgamma_out
+    257 kernel "mvlgamma.out" "aten::mvlgamma.out" regen_kernel_mvlgamma_out
         fn mvlgamma_out(self_: TensorRef<'_> = abi::regen_tensor, p: i64 = i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::round.decimals_out(Tensor self, *, int decimals, Tensor(a!) out) -> Tensor(a!)`
-    224 kernel "round.decimals_out" "aten::round.decimals_out" regen_kernel_round_decimals_out
+    258 kernel "round.decimals_out" "aten::round.decimals_out" regen_kernel_round_decimals_out
         fn round_decimals_out(self_: TensorRef<'_> = abi::regen_tensor, decimals: i64 = i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_prelu_kernel(Tensor self, Tensor weight) -> Tensor`
-    225 kernel "_prelu_kernel" "aten::_prelu_kernel" regen_kernel__prelu_kernel
+    259 kernel "_prelu_kernel" "aten::_prelu_kernel" regen_kernel__prelu_kernel
         fn _prelu_kernel(self_: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)`
-    226 kernel "_prelu_kernel_backward" "aten::_prelu_kernel_backward" regen_kernel__prelu_kernel_backward
+    260 kernel "_prelu_kernel_backward" "aten::_prelu_kernel_backward" regen_kernel__prelu_kernel_backward
         fn _prelu_kernel_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::gelu.out(Tensor self, *, str approximate='none', Tensor(a!) out) -> Tensor(a!)`
-    227 kernel "gelu.out" "aten::gelu.out" regen_kernel_gelu_out
+    261 kernel "gelu.out" "aten::gelu.out" regen_kernel_gelu_out
         fn gelu_out(self_: TensorRef<'_> = abi::regen_tensor, approximate: &str = abi::regen_str, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::gelu_backward.grad_input(Tensor grad_output, Tensor self, *, str approximate='none', Tensor(a!) grad_input) -> Tensor(a!)`
-    228 kernel "gelu_backward.grad_input" "aten::gelu_backward.grad_input" regen_kernel_gelu_backward_grad_input
+    262 kernel "gelu_backward.grad_input" "aten::gelu_backward.grad_input" regen_kernel_gelu_backward_grad_input
         fn gelu_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, approximate: &str = abi::regen_str, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::hardshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!)`
-    229 kernel "hardshrink.out" "aten::hardshrink.out" regen_kernel_hardshrink_out
+    263 kernel "hardshrink.out" "aten::hardshrink.out" regen_kernel_hardshrink_out
         fn hardshrink_out(self_: TensorRef<'_> = abi::regen_tensor, lambd: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::hardshrink_backward.grad_input(Tensor grad_out, Tensor self, Scalar lambd, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    230 kernel "hardshrink_backward.grad_input" "aten::hardshrink_backward.grad_input" regen_kernel_hardshrink_backward_grad_input
+    264 kernel "hardshrink_backward.grad_input" "aten::hardshrink_backward.grad_input" regen_kernel_hardshrink_backward_grad_input
         fn hardshrink_backward_grad_input(grad_out: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, lambd: Scalar = abi::regen_scalar, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::silu.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
-    231 kernel "silu.out" "aten::silu.out" regen_kernel_silu_out
+    265 kernel "silu.out" "aten::silu.out" regen_kernel_silu_out
         fn silu_out(self_: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::silu_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    232 kernel "silu_backward.grad_input" "aten::silu_backward.grad_input" regen_kernel_silu_backward_grad_input
+    266 kernel "silu_backward.grad_input" "aten::silu_backward.grad_input" regen_kernel_silu_backward_grad_input
         fn silu_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::silu_backward(Tensor grad_output, Tensor self) -> Tensor`
-    233 kernel "silu_backward" "aten::silu_backward" regen_kernel_silu_backward
+    267 kernel "silu_backward" "aten::silu_backward" regen_kernel_silu_backward
         fn silu_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
-    234 kernel "mish.out" "aten::mish.out" regen_kernel_mish_out
+    268 kernel "mish.out" "aten::mish.out" regen_kernel_mish_out
         fn mish_out(self_: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::logit(Tensor self, float? eps=None) -> Tensor`
-    235 kernel "logit" "aten::logit" regen_kernel_logit
+    269 kernel "logit" "aten::logit" regen_kernel_logit
         fn logit(self_: TensorRef<'_> = abi::regen_tensor, eps: Option<f64> = abi::regen_opt_f64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::logit_(Tensor(a!) self, float? eps=None) -> Tensor(a!)`
-    236 kernel "logit_" "aten::logit_" regen_kernel_logit_inplace
+    270 kernel "logit_" "aten::logit_" regen_kernel_logit_inplace
         fn logit_inplace(self_: TensorRef<'_> = abi::regen_tensor, eps: Option<f64> = abi::regen_opt_f64) -> () {};
     /// `aten::logit.out(Tensor self, float? eps=None, *, Tensor(a!) out) -> Tensor(a!)`
-    237 kernel "logit.out" "aten::logit.out" regen_kernel_logit_out
+    271 kernel "logit.out" "aten::logit.out" regen_kernel_logit_out
         fn logit_out(self_: TensorRef<'_> = abi::regen_tensor, eps: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::threshold.out(Tensor self, Scalar threshold, Scalar value, *, Tensor(a!) out) -> Tensor(a!)`
-    238 kernel "threshold.out" "aten::threshold.out" regen_kernel_threshold_out
+    272 kernel "threshold.out" "aten::threshold.out" regen_kernel_threshold_out
         fn threshold_out(self_: TensorRef<'_> = abi::regen_tensor, threshold: Scalar = abi::regen_scalar, value: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::threshold_backward.grad_input(Tensor grad_output, Tensor self, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    239 kernel "threshold_backward.grad_input" "aten::threshold_backward.grad_input" regen_kernel_threshold_backward_grad_input
+    273 kernel "threshold_backward.grad_input" "aten::threshold_backward.grad_input" regen_kernel_threshold_backward_grad_input
         fn threshold_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, threshold: Scalar = abi::regen_scalar, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::where.self(Tensor condition, Tensor self, Tensor other) -> Tensor`
-    240 kernel "where.self" "aten::where.self" regen_kernel_where_self
+    274 kernel "where.self" "aten::where.self" regen_kernel_where_self
         fn where_self(condition: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::where.self_out(Tensor condition, Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    241 kernel "where.self_out" "aten::where.self_out" regen_kernel_where_self_out
+    275 kernel "where.self_out" "aten::where.self_out" regen_kernel_where_self_out
         fn where_self_out(condition: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::frexp.Tensor_out(Tensor self, *, Tensor(a!) mantissa, Tensor(b!) exponent) -> (Tensor(a!) mantissa, Tensor(b!) exponent)`
-    242 kernel "frexp.Tensor_out" "aten::frexp.Tensor_out" regen_kernel_frexp_tensor_out
+    276 kernel "frexp.Tensor_out" "aten::frexp.Tensor_out" regen_kernel_frexp_tensor_out
         fn frexp_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, mantissa: TensorRef<'_> = abi::regen_tensor, exponent: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::zero_(Tensor(a!) self) -> Tensor(a!)`
-    243 kernel "zero_" "aten::zero_" regen_kernel_zero_inplace
+    277 kernel "zero_" "aten::zero_" regen_kernel_zero_inplace
         fn zero_inplace(self_: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`
-    244 kernel "rsub.Tensor" "aten::rsub.Tensor" regen_kernel_rsub_tensor
+    278 kernel "rsub.Tensor" "aten::rsub.Tensor" regen_kernel_rsub_tensor
         fn rsub_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, alpha: Scalar = abi::regen_scalar) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)`
-    245 kernel "masked_fill_.Scalar" "aten::masked_fill_.Scalar" regen_kernel_masked_fill_inplace_scalar
+    279 kernel "masked_fill_.Scalar" "aten::masked_fill_.Scalar" regen_kernel_masked_fill_inplace_scalar
         fn masked_fill_inplace_scalar(self_: TensorRef<'_> = abi::regen_tensor, mask: TensorRef<'_> = abi::regen_tensor, value: Scalar = abi::regen_scalar) -> () {};
     /// `aten::masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!)`
-    246 kernel "masked_fill_.Tensor" "aten::masked_fill_.Tensor" regen_kernel_masked_fill_inplace_tensor
+    280 kernel "masked_fill_.Tensor" "aten::masked_fill_.Tensor" regen_kernel_masked_fill_inplace_tensor
         fn masked_fill_inplace_tensor(self_: TensorRef<'_> = abi::regen_tensor, mask: TensorRef<'_> = abi::regen_tensor, value: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::__lshift__.Scalar(Tensor self, Scalar other) -> Tensor`
-    247 kernel "__lshift__.Scalar" "aten::__lshift__.Scalar" regen_kernel_dunder_lshift_scalar
+    281 kernel "__lshift__.Scalar" "aten::__lshift__.Scalar" regen_kernel_dunder_lshift_scalar
         fn dunder_lshift_scalar(self_: TensorRef<'_> = abi::regen_tensor, other: Scalar = abi::regen_scalar) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::__lshift__.Tensor(Tensor self, Tensor other) -> Tensor`
-    248 kernel "__lshift__.Tensor" "aten::__lshift__.Tensor" regen_kernel_dunder_lshift_tensor
+    282 kernel "__lshift__.Tensor" "aten::__lshift__.Tensor" regen_kernel_dunder_lshift_tensor
         fn dunder_lshift_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::__ilshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
-    249 kernel "__ilshift__.Scalar" "aten::__ilshift__.Scalar" regen_kernel_dunder_ilshift_scalar
+    283 kernel "__ilshift__.Scalar" "aten::__ilshift__.Scalar" regen_kernel_dunder_ilshift_scalar
         fn dunder_ilshift_scalar(self_: TensorRef<'_> = abi::regen_tensor, other: Scalar = abi::regen_scalar) -> () {};
     /// `aten::__ilshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-    250 kernel "__ilshift__.Tensor" "aten::__ilshift__.Tensor" regen_kernel_dunder_ilshift_tensor
+    284 kernel "__ilshift__.Tensor" "aten::__ilshift__.Tensor" regen_kernel_dunder_ilshift_tensor
         fn dunder_ilshift_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::bitwise_left_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    251 kernel "bitwise_left_shift.Tensor_out" "aten::bitwise_left_shift.Tensor_out" regen_kernel_bitwise_left_shift_tensor_out
+    285 kernel "bitwise_left_shift.Tensor_out" "aten::bitwise_left_shift.Tensor_out" regen_kernel_bitwise_left_shift_tensor_out
         fn bitwise_left_shift_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::__rshift__.Scalar(Tensor self, Scalar other) -> Tensor`
-    252 kernel "__rshift__.Scalar" "aten::__rshift__.Scalar" regen_kernel_dunder_rshift_scalar
+    286 kernel "__rshift__.Scalar" "aten::__rshift__.Scalar" regen_kernel_dunder_rshift_scalar
         fn dunder_rshift_scalar(self_: TensorRef<'_> = abi::regen_tensor, other: Scalar = abi::regen_scalar) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::__rshift__.Tensor(Tensor self, Tensor other) -> Tensor`
-    253 kernel "__rshift__.Tensor" "aten::__rshift__.Tensor" regen_kernel_dunder_rshift_tensor
+    287 kernel "__rshift__.Tensor" "aten::__rshift__.Tensor" regen_kernel_dunder_rshift_tensor
         fn dunder_rshift_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::__irshift__.Scalar(Tensor(a!) self, Scalar other) -> Tensor(a!)`
-    254 kernel "__irshift__.Scalar" "aten::__irshift__.Scalar" regen_kernel_dunder_irshift_scalar
+    288 kernel "__irshift__.Scalar" "aten::__irshift__.Scalar" regen_kernel_dunder_irshift_scalar
         fn dunder_irshift_scalar(self_: TensorRef<'_> = abi::regen_tensor, other: Scalar = abi::regen_scalar) -> () {};
     /// `aten::__irshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)`
-    255 kernel "__irshift__.Tensor" "aten::__irshift__.Tensor" regen_kernel_dunder_irshift_tensor
+    289 kernel "__irshift__.Tensor" "aten::__irshift__.Tensor" regen_kernel_dunder_irshift_tensor
         fn dunder_irshift_tensor(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::bitwise_right_shift.Tensor_out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)`
-    256 kernel "bitwise_right_shift.Tensor_out" "aten::bitwise_right_shift.Tensor_out" regen_kernel_bitwise_right_shift_tensor_out
+    290 kernel "bitwise_right_shift.Tensor_out" "aten::bitwise_right_shift.Tensor_out" regen_kernel_bitwise_right_shift_tensor_out
         fn bitwise_right_shift_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::addcmul.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)`
-    257 kernel "addcmul.out" "aten::addcmul.out" regen_kernel_addcmul_out
+    291 kernel "addcmul.out" "aten::addcmul.out" regen_kernel_addcmul_out
         fn addcmul_out(self_: TensorRef<'_> = abi::regen_tensor, tensor1: TensorRef<'_> = abi::regen_tensor, tensor2: TensorRef<'_> = abi::regen_tensor, value: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::addcdiv.out(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1, Tensor(a!) out) -> Tensor(a!)`
-    258 kernel "addcdiv.out" "aten::addcdiv.out" regen_kernel_addcdiv_out
+    292 kernel "addcdiv.out" "aten::addcdiv.out" regen_kernel_addcdiv_out
         fn addcdiv_out(self_: TensorRef<'_> = abi::regen_tensor, tensor1: TensorRef<'_> = abi::regen_tensor, tensor2: TensorRef<'_> = abi::regen_tensor, value: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::polygamma.out(int n, Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
-    259 kernel "polygamma.out" "aten::polygamma.out" regen_kernel_polygamma_out
+    293 kernel "polygamma.out" "aten::polygamma.out" regen_kernel_polygamma_out
         fn polygamma_out(n: i64 = i64, self_: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::signbit.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
-    260 kernel "signbit.out" "aten::signbit.out" regen_kernel_signbit_out
+    294 kernel "signbit.out" "aten::signbit.out" regen_kernel_signbit_out
         fn signbit_out(self_: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::lerp.Scalar_out(Tensor self, Tensor end, Scalar weight, *, Tensor(a!) out) -> Tensor(a!)`
-    261 kernel "lerp.Scalar_out" "aten::lerp.Scalar_out" regen_kernel_lerp_scalar_out
+    295 kernel "lerp.Scalar_out" "aten::lerp.Scalar_out" regen_kernel_lerp_scalar_out
         fn lerp_scalar_out(self_: TensorRef<'_> = abi::regen_tensor, end: TensorRef<'_> = abi::regen_tensor, weight: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::lerp.Tensor_out(Tensor self, Tensor end, Tensor weight, *, Tensor(a!) out) -> Tensor(a!)`
-    262 kernel "lerp.Tensor_out" "aten::lerp.Tensor_out" regen_kernel_lerp_tensor_out
+    296 kernel "lerp.Tensor_out" "aten::lerp.Tensor_out" regen_kernel_lerp_tensor_out
         fn lerp_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, end: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::elu.out(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1, *, Tensor(a!) out) -> Tensor(a!)`
-    263 kernel "elu.out" "aten::elu.out" regen_kernel_elu_out
+    297 kernel "elu.out" "aten::elu.out" regen_kernel_elu_out
         fn elu_out(self_: TensorRef<'_> = abi::regen_tensor, alpha: Scalar = abi::regen_scalar, scale: Scalar = abi::regen_scalar, input_scale: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::elu_backward.grad_input(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    264 kernel "elu_backward.grad_input" "aten::elu_backward.grad_input" regen_kernel_elu_backward_grad_input
+    298 kernel "elu_backward.grad_input" "aten::elu_backward.grad_input" regen_kernel_elu_backward_grad_input
         fn elu_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, alpha: Scalar = abi::regen_scalar, scale: Scalar = abi::regen_scalar, input_scale: Scalar = abi::regen_scalar, is_result: bool = bool, self_or_result: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::hardsigmoid.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
-    265 kernel "hardsigmoid.out" "aten::hardsigmoid.out" regen_kernel_hardsigmoid_out
+    299 kernel "hardsigmoid.out" "aten::hardsigmoid.out" regen_kernel_hardsigmoid_out
         fn hardsigmoid_out(self_: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::hardsigmoid_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    266 kernel "hardsigmoid_backward.grad_input" "aten::hardsigmoid_backward.grad_input" regen_kernel_hardsigmoid_backward_grad_input
+    300 kernel "hardsigmoid_backward.grad_input" "aten::hardsigmoid_backward.grad_input" regen_kernel_hardsigmoid_backward_grad_input
         fn hardsigmoid_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::hardtanh.out(Tensor self, Scalar min_val=-1, Scalar max_val=1, *, Tensor(a!) out) -> Tensor(a!)`
-    267 kernel "hardtanh.out" "aten::hardtanh.out" regen_kernel_hardtanh_out
+    301 kernel "hardtanh.out" "aten::hardtanh.out" regen_kernel_hardtanh_out
         fn hardtanh_out(self_: TensorRef<'_> = abi::regen_tensor, min_val: Scalar = abi::regen_scalar, max_val: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor`
-    268 kernel "hardtanh" "aten::hardtanh" regen_kernel_hardtanh
+    302 kernel "hardtanh" "aten::hardtanh" regen_kernel_hardtanh
         fn hardtanh(self_: TensorRef<'_> = abi::regen_tensor, min_val: Scalar = abi::regen_scalar, max_val: Scalar = abi::regen_scalar) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::hardtanh_backward.grad_input(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    269 kernel "hardtanh_backward.grad_input" "aten::hardtanh_backward.grad_input" regen_kernel_hardtanh_backward_grad_input
+    303 kernel "hardtanh_backward.grad_input" "aten::hardtanh_backward.grad_input" regen_kernel_hardtanh_backward_grad_input
         fn hardtanh_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, min_val: Scalar = abi::regen_scalar, max_val: Scalar = abi::regen_scalar, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor`
-    270 kernel "hardtanh_backward" "aten::hardtanh_backward" regen_kernel_hardtanh_backward
+    304 kernel "hardtanh_backward" "aten::hardtanh_backward" regen_kernel_hardtanh_backward
         fn hardtanh_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, min_val: Scalar = abi::regen_scalar, max_val: Scalar = abi::regen_scalar) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!)`
-    271 kernel "hardtanh_" "aten::hardtanh_" regen_kernel_hardtanh_inplace
+    305 kernel "hardtanh_" "aten::hardtanh_" regen_kernel_hardtanh_inplace
         fn hardtanh_inplace(self_: TensorRef<'_> = abi::regen_tensor, min_val: Scalar = abi::regen_scalar, max_val: Scalar = abi::regen_scalar) -> () {};
     /// `aten::hardswish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
-    272 kernel "hardswish.out" "aten::hardswish.out" regen_kernel_hardswish_out
+    306 kernel "hardswish.out" "aten::hardswish.out" regen_kernel_hardswish_out
         fn hardswish_out(self_: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::hardswish(Tensor self) -> Tensor`
-    273 kernel "hardswish" "aten::hardswish" regen_kernel_hardswish
+    307 kernel "hardswish" "aten::hardswish" regen_kernel_hardswish
         fn hardswish(self_: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::hardswish_(Tensor(a!) self) -> Tensor(a!)`
-    274 kernel "hardswish_" "aten::hardswish_" regen_kernel_hardswish_inplace
+    308 kernel "hardswish_" "aten::hardswish_" regen_kernel_hardswish_inplace
         fn hardswish_inplace(self_: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::hardswish_backward(Tensor grad_output, Tensor self) -> Tensor`
-    275 kernel "hardswish_backward" "aten::hardswish_backward" regen_kernel_hardswish_backward
+    309 kernel "hardswish_backward" "aten::hardswish_backward" regen_kernel_hardswish_backward
         fn hardswish_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::leaky_relu.out(Tensor self, Scalar negative_slope=0.01, *, Tensor(a!) out) -> Tensor(a!)`
-    276 kernel "leaky_relu.out" "aten::leaky_relu.out" regen_kernel_leaky_relu_out
+    310 kernel "leaky_relu.out" "aten::leaky_relu.out" regen_kernel_leaky_relu_out
         fn leaky_relu_out(self_: TensorRef<'_> = abi::regen_tensor, negative_slope: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::leaky_relu_backward.grad_input(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    277 kernel "leaky_relu_backward.grad_input" "aten::leaky_relu_backward.grad_input" regen_kernel_leaky_relu_backward_grad_input
+    311 kernel "leaky_relu_backward.grad_input" "aten::leaky_relu_backward.grad_input" regen_kernel_leaky_relu_backward_grad_input
         fn leaky_relu_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, negative_slope: Scalar = abi::regen_scalar, self_is_result: bool = bool, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::log_sigmoid_forward.output(Tensor self, *, Tensor(a!) output, Tensor(b!) buffer) -> (Tensor(a!), Tensor(b!))`
-    278 kernel "log_sigmoid_forward.output" "aten::log_sigmoid_forward.output" regen_kernel_log_sigmoid_forward_output
+    312 kernel "log_sigmoid_forward.output" "aten::log_sigmoid_forward.output" regen_kernel_log_sigmoid_forward_output
         fn log_sigmoid_forward_output(self_: TensorRef<'_> = abi::regen_tensor, output: TensorRef<'_> = abi::regen_tensor, buffer: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer)`
-    279 kernel "log_sigmoid_forward" "aten::log_sigmoid_forward" regen_kernel_log_sigmoid_forward
+    313 kernel "log_sigmoid_forward" "aten::log_sigmoid_forward" regen_kernel_log_sigmoid_forward
         fn log_sigmoid_forward(self_: TensorRef<'_> = abi::regen_tensor) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::log_sigmoid_backward.grad_input(Tensor grad_output, Tensor self, Tensor buffer, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    280 kernel "log_sigmoid_backward.grad_input" "aten::log_sigmoid_backward.grad_input" regen_kernel_log_sigmoid_backward_grad_input
+    314 kernel "log_sigmoid_backward.grad_input" "aten::log_sigmoid_backward.grad_input" regen_kernel_log_sigmoid_backward_grad_input
         fn log_sigmoid_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, buffer: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor`
-    281 kernel "log_sigmoid_backward" "aten::log_sigmoid_backward" regen_kernel_log_sigmoid_backward
+    315 kernel "log_sigmoid_backward" "aten::log_sigmoid_backward" regen_kernel_log_sigmoid_backward
         fn log_sigmoid_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, buffer: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::softplus.out(Tensor self, Scalar beta=1, Scalar threshold=20, *, Tensor(a!) out) -> Tensor(a!)`
-    282 kernel "softplus.out" "aten::softplus.out" regen_kernel_softplus_out
+    316 kernel "softplus.out" "aten::softplus.out" regen_kernel_softplus_out
         fn softplus_out(self_: TensorRef<'_> = abi::regen_tensor, beta: Scalar = abi::regen_scalar, threshold: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::softplus_backward.grad_input(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    283 kernel "softplus_backward.grad_input" "aten::softplus_backward.grad_input" regen_kernel_softplus_backward_grad_input
+    317 kernel "softplus_backward.grad_input" "aten::softplus_backward.grad_input" regen_kernel_softplus_backward_grad_input
         fn softplus_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, beta: Scalar = abi::regen_scalar, threshold: Scalar = abi::regen_scalar, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::softshrink.out(Tensor self, Scalar lambd=0.5, *, Tensor(a!) out) -> Tensor(a!)`
-    284 kernel "softshrink.out" "aten::softshrink.out" regen_kernel_softshrink_out
+    318 kernel "softshrink.out" "aten::softshrink.out" regen_kernel_softshrink_out
         fn softshrink_out(self_: TensorRef<'_> = abi::regen_tensor, lambd: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::softshrink_backward.grad_input(Tensor grad_output, Tensor self, Scalar lambd, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    285 kernel "softshrink_backward.grad_input" "aten::softshrink_backward.grad_input" regen_kernel_softshrink_backward_grad_input
+    319 kernel "softshrink_backward.grad_input" "aten::softshrink_backward.grad_input" regen_kernel_softshrink_backward_grad_input
         fn softshrink_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, lambd: Scalar = abi::regen_scalar, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::sigmoid_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    286 kernel "sigmoid_backward.grad_input" "aten::sigmoid_backward.grad_input" regen_kernel_sigmoid_backward_grad_input
+    320 kernel "sigmoid_backward.grad_input" "aten::sigmoid_backward.grad_input" regen_kernel_sigmoid_backward_grad_input
         fn sigmoid_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::logit_backward.grad_input(Tensor grad_output, Tensor self, float? eps=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    287 kernel "logit_backward.grad_input" "aten::logit_backward.grad_input" regen_kernel_logit_backward_grad_input
+    321 kernel "logit_backward.grad_input" "aten::logit_backward.grad_input" regen_kernel_logit_backward_grad_input
         fn logit_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, eps: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::tanh_backward.grad_input(Tensor grad_output, Tensor output, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    288 kernel "tanh_backward.grad_input" "aten::tanh_backward.grad_input" regen_kernel_tanh_backward_grad_input
+    322 kernel "tanh_backward.grad_input" "aten::tanh_backward.grad_input" regen_kernel_tanh_backward_grad_input
         fn tanh_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::isposinf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
-    289 kernel "isposinf.out" "aten::isposinf.out" regen_kernel_isposinf_out
+    323 kernel "isposinf.out" "aten::isposinf.out" regen_kernel_isposinf_out
         fn isposinf_out(self_: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::isneginf.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
-    290 kernel "isneginf.out" "aten::isneginf.out" regen_kernel_isneginf_out
+    324 kernel "isneginf.out" "aten::isneginf.out" regen_kernel_isneginf_out
         fn isneginf_out(self_: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
 // The kernels of group `reduce` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::ReduceKernels> {
     /// `aten::all.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
-    291 kernel "all.out" "aten::all.out" regen_kernel_all_out
+    325 kernel "all.out" "aten::all.out" regen_kernel_all_out
         fn all_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, keepdim: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::any.out(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
-    292 kernel "any.out" "aten::any.out" regen_kernel_any_out
+    326 kernel "any.out" "aten::any.out" regen_kernel_any_out
         fn any_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, keepdim: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
-    293 kernel "argmax.out" "aten::argmax.out" regen_kernel_argmax_out
+    327 kernel "argmax.out" "aten::argmax.out" regen_kernel_argmax_out
         fn argmax_out(self_: TensorRef<'_> = abi::regen_tensor, dim: Option<i64> = abi::regen_opt_i64, keepdim: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
-    294 kernel "argmin.out" "aten::argmin.out" regen_kernel_argmin_out
+    328 kernel "argmin.out" "aten::argmin.out" regen_kernel_argmin_out
         fn argmin_out(self_: TensorRef<'_> = abi::regen_tensor, dim: Option<i64> = abi::regen_opt_i64, keepdim: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::count_nonzero.dim_IntList(Tensor self, int[] dim) -> Tensor`
-    295 kernel "count_nonzero.dim_IntList" "aten::count_nonzero.dim_IntList" regen_kernel_count_nonzero_dim_int_list
+    329 kernel "count_nonzero.dim_IntList" "aten::count_nonzero.dim_IntList" regen_kernel_count_nonzero_dim_int_list
         fn count_nonzero_dim_int_list(self_: TensorRef<'_> = abi::regen_tensor, dim: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::aminmax.out(Tensor self, *, int? dim=None, bool keepdim=False, Tensor(a!) min, Tensor(b!) max) -> (Tensor(a!) min, Tensor(b!) max)`
-    296 kernel "aminmax.out" "aten::aminmax.out" regen_kernel_aminmax_out
+    330 kernel "aminmax.out" "aten::aminmax.out" regen_kernel_aminmax_out
         fn aminmax_out(self_: TensorRef<'_> = abi::regen_tensor, dim: Option<i64> = abi::regen_opt_i64, keepdim: bool = bool, min: TensorRef<'_> = abi::regen_tensor, max: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::max.dim_max(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) max, Tensor(b!) max_values) -> (Tensor(a!) values, Tensor(b!) indices)`
-    297 kernel "max.dim_max" "aten::max.dim_max" regen_kernel_max_dim_max
+    331 kernel "max.dim_max" "aten::max.dim_max" regen_kernel_max_dim_max
         fn max_dim_max(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, keepdim: bool = bool, max: TensorRef<'_> = abi::regen_tensor, max_values: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
-    298 kernel "amax.out" "aten::amax.out" regen_kernel_amax_out
+    332 kernel "amax.out" "aten::amax.out" regen_kernel_amax_out
         fn amax_out(self_: TensorRef<'_> = abi::regen_tensor, dim: &[i64] = abi::regen_i64_list, keepdim: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::mean.out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
-    299 kernel "mean.out" "aten::mean.out" regen_kernel_mean_out
+    333 kernel "mean.out" "aten::mean.out" regen_kernel_mean_out
         fn mean_out(self_: TensorRef<'_> = abi::regen_tensor, dim: Option<&[i64]> = abi::regen_i64_list, keepdim: bool = bool, dtype: Option<ScalarType> = i32, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::min.dim_min(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) min, Tensor(b!) min_indices) -> (Tensor(a!) values, Tensor(b!) indices)`
-    300 kernel "min.dim_min" "aten::min.dim_min" regen_kernel_min_dim_min
+    334 kernel "min.dim_min" "aten::min.dim_min" regen_kernel_min_dim_min
         fn min_dim_min(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, keepdim: bool = bool, min: TensorRef<'_> = abi::regen_tensor, min_indices: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
-    301 kernel "amin.out" "aten::amin.out" regen_kernel_amin_out
+    335 kernel "amin.out" "aten::amin.out" regen_kernel_amin_out
         fn amin_out(self_: TensorRef<'_> = abi::regen_tensor, dim: &[i64] = abi::regen_i64_list, keepdim: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::sum.IntList_out(Tensor self, int[1]? dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
-    302 kernel "sum.IntList_out" "aten::sum.IntList_out" regen_kernel_sum_int_list_out
+    336 kernel "sum.IntList_out" "aten::sum.IntList_out" regen_kernel_sum_int_list_out
         fn sum_int_list_out(self_: TensorRef<'_> = abi::regen_tensor, dim: Option<&[i64]> = abi::regen_i64_list, keepdim: bool = bool, dtype: Option<ScalarType> = i32, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::nansum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor`
-    303 kernel "nansum" "aten::nansum" regen_kernel_nansum
+    337 kernel "nansum" "aten::nansum" regen_kernel_nansum
         fn nansum(self_: TensorRef<'_> = abi::regen_tensor, dim: Option<&[i64]> = abi::regen_i64_list, keepdim: bool = bool, dtype: Option<ScalarType> = i32) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::nansum.out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
-    304 kernel "nansum.out" "aten::nansum.out" regen_kernel_nansum_out
+    338 kernel "nansum.out" "aten::nansum.out" regen_kernel_nansum_out
         fn nansum_out(self_: TensorRef<'_> = abi::regen_tensor, dim: Option<&[i64]> = abi::regen_i64_list, keepdim: bool = bool, dtype: Option<ScalarType> = i32, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::std.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
-    305 kernel "std.correction" "aten::std.correction" regen_kernel_std_correction
+    339 kernel "std.correction" "aten::std.correction" regen_kernel_std_correction
         fn std_correction(self_: TensorRef<'_> = abi::regen_tensor, dim: Option<&[i64]> = abi::regen_i64_list, correction: Option<Scalar> = abi::regen_scalar, keepdim: bool = bool) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::std_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
-    306 kernel "std_mean.correction" "aten::std_mean.correction" regen_kernel_std_mean_correction
+    340 kernel "std_mean.correction" "aten::std_mean.correction" regen_kernel_std_mean_correction
         fn std_mean_correction(self_: TensorRef<'_> = abi::regen_tensor, dim: Option<&[i64]> = abi::regen_i64_list, correction: Option<Scalar> = abi::regen_scalar, keepdim: bool = bool) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::std.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)`
-    307 kernel "std.correction_out" "aten::std.correction_out" regen_kernel_std_correction_out
+    341 kernel "std.correction_out" "aten::std.correction_out" regen_kernel_std_correction_out
         fn std_correction_out(self_: TensorRef<'_> = abi::regen_tensor, dim: Option<&[i64]> = abi::regen_i64_list, correction: Option<Scalar> = abi::regen_scalar, keepdim: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::prod(Tensor self, *, ScalarType? dtype=None) -> Tensor`
-    308 kernel "prod" "aten::prod" regen_kernel_prod
+    342 kernel "prod" "aten::prod" regen_kernel_prod
         fn prod(self_: TensorRef<'_> = abi::regen_tensor, dtype: Option<ScalarType> = i32) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::prod.int_out(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
-    309 kernel "prod.int_out" "aten::prod.int_out" regen_kernel_prod_int_out
+    343 kernel "prod.int_out" "aten::prod.int_out" regen_kernel_prod_int_out
         fn prod_int_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, keepdim: bool = bool, dtype: Option<ScalarType> = i32, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::var.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> Tensor`
-    310 kernel "var.correction" "aten::var.correction" regen_kernel_var_correction
+    344 kernel "var.correction" "aten::var.correction" regen_kernel_var_correction
         fn var_correction(self_: TensorRef<'_> = abi::regen_tensor, dim: Option<&[i64]> = abi::regen_i64_list, correction: Option<Scalar> = abi::regen_scalar, keepdim: bool = bool) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::var.correction_out(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)`
-    311 kernel "var.correction_out" "aten::var.correction_out" regen_kernel_var_correction_out
+    345 kernel "var.correction_out" "aten::var.correction_out" regen_kernel_var_correction_out
         fn var_correction_out(self_: TensorRef<'_> = abi::regen_tensor, dim: Option<&[i64]> = abi::regen_i64_list, correction: Option<Scalar> = abi::regen_scalar, keepdim: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::var_mean.correction(Tensor self, int[1]? dim=None, *, Scalar? correction=None, bool keepdim=False) -> (Tensor, Tensor)`
-    312 kernel "var_mean.correction" "aten::var_mean.correction" regen_kernel_var_mean_correction
+    346 kernel "var_mean.correction" "aten::var_mean.correction" regen_kernel_var_mean_correction
         fn var_mean_correction(self_: TensorRef<'_> = abi::regen_tensor, dim: Option<&[i64]> = abi::regen_i64_list, correction: Option<Scalar> = abi::regen_scalar, keepdim: bool = bool) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::norm.dtype_out(Tensor self, Scalar? p, int[1] dim, bool keepdim, *, ScalarType dtype, Tensor(a!) out) -> Tensor(a!)`
-    313 kernel "norm.dtype_out" "aten::norm.dtype_out" regen_kernel_norm_dtype_out
+    347 kernel "norm.dtype_out" "aten::norm.dtype_out" regen_kernel_norm_dtype_out
         fn norm_dtype_out(self_: TensorRef<'_> = abi::regen_tensor, p: Option<Scalar> = abi::regen_scalar, dim: &[i64] = abi::regen_i64_list, keepdim: bool = bool, dtype: ScalarType = i32, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::norm.out(Tensor self, Scalar? p, int[1] dim, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)`
-    314 kernel "norm.out" "aten::norm.out" regen_kernel_norm_out
+    348 kernel "norm.out" "aten::norm.out" regen_kernel_norm_out
         fn norm_out(self_: TensorRef<'_> = abi::regen_tensor, p: Option<Scalar> = abi::regen_scalar, dim: &[i64] = abi::regen_i64_list, keepdim: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::min(Tensor self) -> Tensor`
-    315 kernel "min" "aten::min" regen_kernel_min
+    349 kernel "min" "aten::min" regen_kernel_min
         fn min(self_: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
-    316 kernel "min.unary_out" "aten::min.unary_out" regen_kernel_min_unary_out
+    350 kernel "min.unary_out" "aten::min.unary_out" regen_kernel_min_unary_out
         fn min_unary_out(self_: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::max(Tensor self) -> Tensor`
-    317 kernel "max" "aten::max" regen_kernel_max
+    351 kernel "max" "aten::max" regen_kernel_max
         fn max(self_: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::max.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
-    318 kernel "max.unary_out" "aten::max.unary_out" regen_kernel_max_unary_out
+    352 kernel "max.unary_out" "aten::max.unary_out" regen_kernel_max_unary_out
         fn max_unary_out(self_: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::all.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
-    319 kernel "all.all_out" "aten::all.all_out" regen_kernel_all_all_out
+    353 kernel "all.all_out" "aten::all.all_out" regen_kernel_all_all_out
         fn all_all_out(self_: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::any.all_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
-    320 kernel "any.all_out" "aten::any.all_out" regen_kernel_any_all_out
+    354 kernel "any.all_out" "aten::any.all_out" regen_kernel_any_all_out
         fn any_all_out(self_: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::linalg_vector_norm.out(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
-    321 kernel "linalg_vector_norm.out" "aten::linalg_vector_norm.out" regen_kernel_linalg_vector_norm_out
+    355 kernel "linalg_vector_norm.out" "aten::linalg_vector_norm.out" regen_kernel_linalg_vector_norm_out
         fn linalg_vector_norm_out(self_: TensorRef<'_> = abi::regen_tensor, ord: Scalar = abi::regen_scalar, dim: Option<&[i64]> = abi::regen_i64_list, keepdim: bool = bool, dtype: Option<ScalarType> = i32, out: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
 // The kernels of group `scan` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::ScanKernels> {
     /// `aten::_cummax_helper(Tensor self, Tensor(a!) values, Tensor(b!) indices, int dim) -> ()`
-    322 kernel "_cummax_helper" "aten::_cummax_helper" regen_kernel__cummax_helper
+    356 kernel "_cummax_helper" "aten::_cummax_helper" regen_kernel__cummax_helper
         fn _cummax_helper(self_: TensorRef<'_> = abi::regen_tensor, values: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64) -> () {};
     /// `aten::_cummin_helper(Tensor self, Tensor(a!) values, Tensor(b!) indices, int dim) -> ()`
-    323 kernel "_cummin_helper" "aten::_cummin_helper" regen_kernel__cummin_helper
+    357 kernel "_cummin_helper" "aten::_cummin_helper" regen_kernel__cummin_helper
         fn _cummin_helper(self_: TensorRef<'_> = abi::regen_tensor, values: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64) -> () {};
     /// `aten::cumprod.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
-    324 kernel "cumprod.out" "aten::cumprod.out" regen_kernel_cumprod_out
+    358 kernel "cumprod.out" "aten::cumprod.out" regen_kernel_cumprod_out
         fn cumprod_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, dtype: Option<ScalarType> = i32, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::cumsum.out(Tensor self, int dim, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)`
-    325 kernel "cumsum.out" "aten::cumsum.out" regen_kernel_cumsum_out
+    359 kernel "cumsum.out" "aten::cumsum.out" regen_kernel_cumsum_out
         fn cumsum_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, dtype: Option<ScalarType> = i32, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_logcumsumexp(Tensor self, int dim) -> Tensor`
-    326 kernel "_logcumsumexp" "aten::_logcumsumexp" regen_kernel__logcumsumexp
+    360 kernel "_logcumsumexp" "aten::_logcumsumexp" regen_kernel__logcumsumexp
         fn _logcumsumexp(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_logcumsumexp.out(Tensor self, int dim, *, Tensor(a!) out) -> Tensor(a!)`
-    327 kernel "_logcumsumexp.out" "aten::_logcumsumexp.out" regen_kernel__logcumsumexp_out
+    361 kernel "_logcumsumexp.out" "aten::_logcumsumexp.out" regen_kernel__logcumsumexp_out
         fn _logcumsumexp_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
 // The kernels of group `matmul` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::MatmulKernels> {
     /// `aten::addmv.out(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
-    328 kernel "addmv.out" "aten::addmv.out" regen_kernel_addmv_out
+    362 kernel "addmv.out" "aten::addmv.out" regen_kernel_addmv_out
         fn addmv_out(self_: TensorRef<'_> = abi::regen_tensor, mat: TensorRef<'_> = abi::regen_tensor, vec: TensorRef<'_> = abi::regen_tensor, beta: Scalar = abi::regen_scalar, alpha: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::baddbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
-    329 kernel "baddbmm.out" "aten::baddbmm.out" regen_kernel_baddbmm_out
+    363 kernel "baddbmm.out" "aten::baddbmm.out" regen_kernel_baddbmm_out
         fn baddbmm_out(self_: TensorRef<'_> = abi::regen_tensor, batch1: TensorRef<'_> = abi::regen_tensor, batch2: TensorRef<'_> = abi::regen_tensor, beta: Scalar = abi::regen_scalar, alpha: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::baddbmm.dtype(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
-    330 kernel "baddbmm.dtype" "aten::baddbmm.dtype" regen_kernel_baddbmm_dtype
+    364 kernel "baddbmm.dtype" "aten::baddbmm.dtype" regen_kernel_baddbmm_dtype
         fn baddbmm_dtype(self_: TensorRef<'_> = abi::regen_tensor, batch1: TensorRef<'_> = abi::regen_tensor, batch2: TensorRef<'_> = abi::regen_tensor, out_dtype: ScalarType = i32, beta: Scalar = abi::regen_scalar, alpha: Scalar = abi::regen_scalar) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::baddbmm.dtype_out(Tensor self, Tensor batch1, Tensor batch2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
-    331 kernel "baddbmm.dtype_out" "aten::baddbmm.dtype_out" regen_kernel_baddbmm_dtype_out
+    365 kernel "baddbmm.dtype_out" "aten::baddbmm.dtype_out" regen_kernel_baddbmm_dtype_out
         fn baddbmm_dtype_out(self_: TensorRef<'_> = abi::regen_tensor, batch1: TensorRef<'_> = abi::regen_tensor, batch2: TensorRef<'_> = abi::regen_tensor, out_dtype: ScalarType = i32, beta: Scalar = abi::regen_scalar, alpha: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::bmm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`
-    332 kernel "bmm.out" "aten::bmm.out" regen_kernel_bmm_out
+    366 kernel "bmm.out" "aten::bmm.out" regen_kernel_bmm_out
         fn bmm_out(self_: TensorRef<'_> = abi::regen_tensor, mat2: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::bmm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor`
-    333 kernel "bmm.dtype" "aten::bmm.dtype" regen_kernel_bmm_dtype
+    367 kernel "bmm.dtype" "aten::bmm.dtype" regen_kernel_bmm_dtype
         fn bmm_dtype(self_: TensorRef<'_> = abi::regen_tensor, mat2: TensorRef<'_> = abi::regen_tensor, out_dtype: ScalarType = i32) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::bmm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)`
-    334 kernel "bmm.dtype_out" "aten::bmm.dtype_out" regen_kernel_bmm_dtype_out
+    368 kernel "bmm.dtype_out" "aten::bmm.dtype_out" regen_kernel_bmm_dtype_out
         fn bmm_dtype_out(self_: TensorRef<'_> = abi::regen_tensor, mat2: TensorRef<'_> = abi::regen_tensor, out_dtype: ScalarType = i32, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::dot(Tensor self, Tensor tensor) -> Tensor`
-    335 kernel "dot" "aten::dot" regen_kernel_dot
+    369 kernel "dot" "aten::dot" regen_kernel_dot
         fn dot(self_: TensorRef<'_> = abi::regen_tensor, tensor: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::vdot(Tensor self, Tensor other) -> Tensor`
-    336 kernel "vdot" "aten::vdot" regen_kernel_vdot
+    370 kernel "vdot" "aten::vdot" regen_kernel_vdot
         fn vdot(self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::linear_backward(Tensor self, Tensor grad_output, Tensor weight, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`
-    337 kernel "linear_backward" "aten::linear_backward" regen_kernel_linear_backward
+    371 kernel "linear_backward" "aten::linear_backward" regen_kernel_linear_backward
         fn linear_backward(self_: TensorRef<'_> = abi::regen_tensor, grad_output: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, output_mask: &[bool] = abi::regen_bool_list) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
     /// `aten::matmul_backward(Tensor grad, Tensor self, Tensor other, bool[2] mask) -> (Tensor, Tensor)`
-    338 kernel "matmul_backward" "aten::matmul_backward" regen_kernel_matmul_backward
+    372 kernel "matmul_backward" "aten::matmul_backward" regen_kernel_matmul_backward
         fn matmul_backward(grad: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, other: TensorRef<'_> = abi::regen_tensor, mask: &[bool] = abi::regen_bool_list) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`
-    339 kernel "mm.out" "aten::mm.out" regen_kernel_mm_out
+    373 kernel "mm.out" "aten::mm.out" regen_kernel_mm_out
         fn mm_out(self_: TensorRef<'_> = abi::regen_tensor, mat2: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::mm.dtype(Tensor self, Tensor mat2, ScalarType out_dtype) -> Tensor`
-    340 kernel "mm.dtype" "aten::mm.dtype" regen_kernel_mm_dtype
+    374 kernel "mm.dtype" "aten::mm.dtype" regen_kernel_mm_dtype
         fn mm_dtype(self_: TensorRef<'_> = abi::regen_tensor, mat2: TensorRef<'_> = abi::regen_tensor, out_dtype: ScalarType = i32) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::mm.dtype_out(Tensor self, Tensor mat2, ScalarType out_dtype, *, Tensor(a!) out) -> Tensor(a!)`
-    341 kernel "mm.dtype_out" "aten::mm.dtype_out" regen_kernel_mm_dtype_out
+    375 kernel "mm.dtype_out" "aten::mm.dtype_out" regen_kernel_mm_dtype_out
         fn mm_dtype_out(self_: TensorRef<'_> = abi::regen_tensor, mat2: TensorRef<'_> = abi::regen_tensor, out_dtype: ScalarType = i32, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_int_mm(Tensor self, Tensor mat2) -> Tensor`
-    342 kernel "_int_mm" "aten::_int_mm" regen_kernel__int_mm
+    376 kernel "_int_mm" "aten::_int_mm" regen_kernel__int_mm
         fn _int_mm(self_: TensorRef<'_> = abi::regen_tensor, mat2: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_int_mm.out(Tensor self, Tensor mat2, *, Tensor(a!) out) -> Tensor(a!)`
-    343 kernel "_int_mm.out" "aten::_int_mm.out" regen_kernel__int_mm_out
+    377 kernel "_int_mm.out" "aten::_int_mm.out" regen_kernel__int_mm_out
         fn _int_mm_out(self_: TensorRef<'_> = abi::regen_tensor, mat2: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::addmm.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
-    344 kernel "addmm.out" "aten::addmm.out" regen_kernel_addmm_out
+    378 kernel "addmm.out" "aten::addmm.out" regen_kernel_addmm_out
         fn addmm_out(self_: TensorRef<'_> = abi::regen_tensor, mat1: TensorRef<'_> = abi::regen_tensor, mat2: TensorRef<'_> = abi::regen_tensor, beta: Scalar = abi::regen_scalar, alpha: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::addmm.dtype(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
-    345 kernel "addmm.dtype" "aten::addmm.dtype" regen_kernel_addmm_dtype
+    379 kernel "addmm.dtype" "aten::addmm.dtype" regen_kernel_addmm_dtype
         fn addmm_dtype(self_: TensorRef<'_> = abi::regen_tensor, mat1: TensorRef<'_> = abi::regen_tensor, mat2: TensorRef<'_> = abi::regen_tensor, out_dtype: ScalarType = i32, beta: Scalar = abi::regen_scalar, alpha: Scalar = abi::regen_scalar) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::addmm.dtype_out(Tensor self, Tensor mat1, Tensor mat2, ScalarType out_dtype, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
-    346 kernel "addmm.dtype_out" "aten::addmm.dtype_out" regen_kernel_addmm_dtype_out
+    380 kernel "addmm.dtype_out" "aten::addmm.dtype_out" regen_kernel_addmm_dtype_out
         fn addmm_dtype_out(self_: TensorRef<'_> = abi::regen_tensor, mat1: TensorRef<'_> = abi::regen_tensor, mat2: TensorRef<'_> = abi::regen_tensor, out_dtype: ScalarType = i32, beta: Scalar = abi::regen_scalar, alpha: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_addmm_activation.out(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1, bool use_gelu=False, Tensor(a!) out) -> Tensor(a!)`
-    347 kernel "_addmm_activation.out" "aten::_addmm_activation.out" regen_kernel__addmm_activation_out
+    381 kernel "_addmm_activation.out" "aten::_addmm_activation.out" regen_kernel__addmm_activation_out
         fn _addmm_activation_out(self_: TensorRef<'_> = abi::regen_tensor, mat1: TensorRef<'_> = abi::regen_tensor, mat2: TensorRef<'_> = abi::regen_tensor, beta: Scalar = abi::regen_scalar, alpha: Scalar = abi::regen_scalar, use_gelu: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::addbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!)`
-    348 kernel "addbmm_" "aten::addbmm_" regen_kernel_addbmm_inplace
+    382 kernel "addbmm_" "aten::addbmm_" regen_kernel_addbmm_inplace
         fn addbmm_inplace(self_: TensorRef<'_> = abi::regen_tensor, batch1: TensorRef<'_> = abi::regen_tensor, batch2: TensorRef<'_> = abi::regen_tensor, beta: Scalar = abi::regen_scalar, alpha: Scalar = abi::regen_scalar) -> () {};
     /// `aten::addbmm.out(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
-    349 kernel "addbmm.out" "aten::addbmm.out" regen_kernel_addbmm_out
+    383 kernel "addbmm.out" "aten::addbmm.out" regen_kernel_addbmm_out
         fn addbmm_out(self_: TensorRef<'_> = abi::regen_tensor, batch1: TensorRef<'_> = abi::regen_tensor, batch2: TensorRef<'_> = abi::regen_tensor, beta: Scalar = abi::regen_scalar, alpha: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor`
-    350 kernel "addbmm" "aten::addbmm" regen_kernel_addbmm
+    384 kernel "addbmm" "aten::addbmm" regen_kernel_addbmm
         fn addbmm(self_: TensorRef<'_> = abi::regen_tensor, batch1: TensorRef<'_> = abi::regen_tensor, batch2: TensorRef<'_> = abi::regen_tensor, beta: Scalar = abi::regen_scalar, alpha: Scalar = abi::regen_scalar) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
 }
 // The kernels of group `index` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::IndexKernels> {
     /// `aten::index.Tensor_out(Tensor self, Tensor?[] indices, *, Tensor(a!) out) -> Tensor(a!)`
-    351 kernel "index.Tensor_out" "aten::index.Tensor_out" regen_kernel_index_tensor_out
+    385 kernel "index.Tensor_out" "aten::index.Tensor_out" regen_kernel_index_tensor_out
         fn index_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, indices: OptionalTensorList<'_> = abi::regen_tensor_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::index_copy.out(Tensor self, int dim, Tensor index, Tensor source, *, Tensor(a!) out) -> Tensor(a!)`
-    352 kernel "index_copy.out" "aten::index_copy.out" regen_kernel_index_copy_out
+    386 kernel "index_copy.out" "aten::index_copy.out" regen_kernel_index_copy_out
         fn index_copy_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, index: TensorRef<'_> = abi::regen_tensor, source: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_index_put_impl_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False, bool unsafe=False) -> Tensor(a!)`
-    353 kernel "_index_put_impl_" "aten::_index_put_impl_" regen_kernel__index_put_impl_inplace
+    387 kernel "_index_put_impl_" "aten::_index_put_impl_" regen_kernel__index_put_impl_inplace
         fn _index_put_impl_inplace(self_: TensorRef<'_> = abi::regen_tensor, indices: OptionalTensorList<'_> = abi::regen_tensor_list, values: TensorRef<'_> = abi::regen_tensor, accumulate: bool = bool, unsafe_: bool = bool) -> () {};
     /// `aten::isin.Tensor_Tensor_out(Tensor elements, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)`
-    354 kernel "isin.Tensor_Tensor_out" "aten::isin.Tensor_Tensor_out" regen_kernel_isin_tensor_tensor_out
+    388 kernel "isin.Tensor_Tensor_out" "aten::isin.Tensor_Tensor_out" regen_kernel_isin_tensor_tensor_out
         fn isin_tensor_tensor_out(elements: TensorRef<'_> = abi::regen_tensor, test_elements: TensorRef<'_> = abi::regen_tensor, assume_unique: bool = bool, invert: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::isin.Tensor_Scalar_out(Tensor elements, Scalar test_element, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)`
-    355 kernel "isin.Tensor_Scalar_out" "aten::isin.Tensor_Scalar_out" regen_kernel_isin_tensor_scalar_out
+    389 kernel "isin.Tensor_Scalar_out" "aten::isin.Tensor_Scalar_out" regen_kernel_isin_tensor_scalar_out
         fn isin_tensor_scalar_out(elements: TensorRef<'_> = abi::regen_tensor, test_element: Scalar = abi::regen_scalar, assume_unique: bool = bool, invert: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::isin.Scalar_Tensor_out(Scalar element, Tensor test_elements, *, bool assume_unique=False, bool invert=False, Tensor(a!) out) -> Tensor(a!)`
-    356 kernel "isin.Scalar_Tensor_out" "aten::isin.Scalar_Tensor_out" regen_kernel_isin_scalar_tensor_out
+    390 kernel "isin.Scalar_Tensor_out" "aten::isin.Scalar_Tensor_out" regen_kernel_isin_scalar_tensor_out
         fn isin_scalar_tensor_out(element: Scalar = abi::regen_scalar, test_elements: TensorRef<'_> = abi::regen_tensor, assume_unique: bool = bool, invert: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::masked_scatter_(Tensor(a!) self, Tensor mask, Tensor source) -> Tensor(a!)`
-    357 kernel "masked_scatter_" "aten::masked_scatter_" regen_kernel_masked_scatter_inplace
+    391 kernel "masked_scatter_" "aten::masked_scatter_" regen_kernel_masked_scatter_inplace
         fn masked_scatter_inplace(self_: TensorRef<'_> = abi::regen_tensor, mask: TensorRef<'_> = abi::regen_tensor, source: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::put_(Tensor(a!) self, Tensor index, Tensor source, bool accumulate=False) -> Tensor(a!)`
-    358 kernel "put_" "aten::put_" regen_kernel_put_inplace
+    392 kernel "put_" "aten::put_" regen_kernel_put_inplace
         fn put_inplace(self_: TensorRef<'_> = abi::regen_tensor, index: TensorRef<'_> = abi::regen_tensor, source: TensorRef<'_> = abi::regen_tensor, accumulate: bool = bool) -> () {};
     /// `aten::index_add.out(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)`
-    359 kernel "index_add.out" "aten::index_add.out" regen_kernel_index_add_out
+    393 kernel "index_add.out" "aten::index_add.out" regen_kernel_index_add_out
         fn index_add_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, index: TensorRef<'_> = abi::regen_tensor, source: TensorRef<'_> = abi::regen_tensor, alpha: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::index_reduce.out(Tensor self, int dim, Tensor index, Tensor source, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)`
-    360 kernel "index_reduce.out" "aten::index_reduce.out" regen_kernel_index_reduce_out
+    394 kernel "index_reduce.out" "aten::index_reduce.out" regen_kernel_index_reduce_out
         fn index_reduce_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, index: TensorRef<'_> = abi::regen_tensor, source: TensorRef<'_> = abi::regen_tensor, reduce: &str = abi::regen_str, include_self: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::index_fill_.int_Scalar(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!)`
-    361 kernel "index_fill_.int_Scalar" "aten::index_fill_.int_Scalar" regen_kernel_index_fill_inplace_int_scalar
+    395 kernel "index_fill_.int_Scalar" "aten::index_fill_.int_Scalar" regen_kernel_index_fill_inplace_int_scalar
         fn index_fill_inplace_int_scalar(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, index: TensorRef<'_> = abi::regen_tensor, value: Scalar = abi::regen_scalar) -> () {};
     /// `aten::index_fill_.int_Tensor(Tensor(a!) self, int dim, Tensor index, Tensor value) -> Tensor(a!)`
-    362 kernel "index_fill_.int_Tensor" "aten::index_fill_.int_Tensor" regen_kernel_index_fill_inplace_int_tensor
+    396 kernel "index_fill_.int_Tensor" "aten::index_fill_.int_Tensor" regen_kernel_index_fill_inplace_int_tensor
         fn index_fill_inplace_int_tensor(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, index: TensorRef<'_> = abi::regen_tensor, value: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::scatter.src_out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)`
-    363 kernel "scatter.src_out" "aten::scatter.src_out" regen_kernel_scatter_src_out
+    397 kernel "scatter.src_out" "aten::scatter.src_out" regen_kernel_scatter_src_out
         fn scatter_src_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, index: TensorRef<'_> = abi::regen_tensor, src: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::scatter.value_out(Tensor self, int dim, Tensor index, Scalar value, *, Tensor(a!) out) -> Tensor(a!)`
-    364 kernel "scatter.value_out" "aten::scatter.value_out" regen_kernel_scatter_value_out
+    398 kernel "scatter.value_out" "aten::scatter.value_out" regen_kernel_scatter_value_out
         fn scatter_value_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, index: TensorRef<'_> = abi::regen_tensor, value: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::scatter.reduce_out(Tensor self, int dim, Tensor index, Tensor src, *, str reduce, Tensor(a!) out) -> Tensor(a!)`
-    365 kernel "scatter.reduce_out" "aten::scatter.reduce_out" regen_kernel_scatter_reduce_out
+    399 kernel "scatter.reduce_out" "aten::scatter.reduce_out" regen_kernel_scatter_reduce_out
         fn scatter_reduce_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, index: TensorRef<'_> = abi::regen_tensor, src: TensorRef<'_> = abi::regen_tensor, reduce: &str = abi::regen_str, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::scatter.value_reduce_out(Tensor self, int dim, Tensor index, Scalar value, *, str reduce, Tensor(a!) out) -> Tensor(a!)`
-    366 kernel "scatter.value_reduce_out" "aten::scatter.value_reduce_out" regen_kernel_scatter_value_reduce_out
+    400 kernel "scatter.value_reduce_out" "aten::scatter.value_reduce_out" regen_kernel_scatter_value_reduce_out
         fn scatter_value_reduce_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, index: TensorRef<'_> = abi::regen_tensor, value: Scalar = abi::regen_scalar, reduce: &str = abi::regen_str, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::scatter_add.out(Tensor self, int dim, Tensor index, Tensor src, *, Tensor(a!) out) -> Tensor(a!)`
-    367 kernel "scatter_add.out" "aten::scatter_add.out" regen_kernel_scatter_add_out
+    401 kernel "scatter_add.out" "aten::scatter_add.out" regen_kernel_scatter_add_out
         fn scatter_add_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, index: TensorRef<'_> = abi::regen_tensor, src: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::scatter_reduce.two_out(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True, Tensor(a!) out) -> Tensor(a!)`
-    368 kernel "scatter_reduce.two_out" "aten::scatter_reduce.two_out" regen_kernel_scatter_reduce_two_out
+    402 kernel "scatter_reduce.two_out" "aten::scatter_reduce.two_out" regen_kernel_scatter_reduce_two_out
         fn scatter_reduce_two_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, index: TensorRef<'_> = abi::regen_tensor, src: TensorRef<'_> = abi::regen_tensor, reduce: &str = abi::regen_str, include_self: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!)`
-    369 kernel "take.out" "aten::take.out" regen_kernel_take_out
+    403 kernel "take.out" "aten::take.out" regen_kernel_take_out
         fn take_out(self_: TensorRef<'_> = abi::regen_tensor, index: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::take(Tensor self, Tensor index) -> Tensor`
-    370 kernel "take" "aten::take" regen_kernel_take
+    404 kernel "take" "aten::take" regen_kernel_take
         fn take(self_: TensorRef<'_> = abi::regen_tensor, index: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::index_select.out(Tensor self, int dim, Tensor index, *, Tensor(a!) out) -> Tensor(a!)`
-    371 kernel "index_select.out" "aten::index_select.out" regen_kernel_index_select_out
+    405 kernel "index_select.out" "aten::index_select.out" regen_kernel_index_select_out
         fn index_select_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, index: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::index_select(Tensor self, int dim, Tensor index) -> Tensor`
-    372 kernel "index_select" "aten::index_select" regen_kernel_index_select
+    406 kernel "index_select" "aten::index_select" regen_kernel_index_select
         fn index_select(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, index: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::masked_select.out(Tensor self, Tensor mask, *, Tensor(a!) out) -> Tensor(a!)`
-    373 kernel "masked_select.out" "aten::masked_select.out" regen_kernel_masked_select_out
+    407 kernel "masked_select.out" "aten::masked_select.out" regen_kernel_masked_select_out
         fn masked_select_out(self_: TensorRef<'_> = abi::regen_tensor, mask: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::masked_select(Tensor self, Tensor mask) -> Tensor`
-    374 kernel "masked_select" "aten::masked_select" regen_kernel_masked_select
+    408 kernel "masked_select" "aten::masked_select" regen_kernel_masked_select
         fn masked_select(self_: TensorRef<'_> = abi::regen_tensor, mask: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::nonzero.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)`
-    375 kernel "nonzero.out" "aten::nonzero.out" regen_kernel_nonzero_out
+    409 kernel "nonzero.out" "aten::nonzero.out" regen_kernel_nonzero_out
         fn nonzero_out(self_: TensorRef<'_> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::nonzero(Tensor self) -> Tensor`
-    376 kernel "nonzero" "aten::nonzero" regen_kernel_nonzero
+    410 kernel "nonzero" "aten::nonzero" regen_kernel_nonzero
         fn nonzero(self_: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::nonzero_static.out(Tensor self, *, SymInt size, int fill_value=-1, Tensor(a!) out) -> Tensor(a!)`
-    377 kernel "nonzero_static.out" "aten::nonzero_static.out" regen_kernel_nonzero_static_out
+    411 kernel "nonzero_static.out" "aten::nonzero_static.out" regen_kernel_nonzero_static_out
         fn nonzero_static_out(self_: TensorRef<'_> = abi::regen_tensor, size: i64 = i64, fill_value: i64 = i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::nonzero_static(Tensor self, *, SymInt size, int fill_value=-1) -> Tensor`
-    378 kernel "nonzero_static" "aten::nonzero_static" regen_kernel_nonzero_static
+    412 kernel "nonzero_static" "aten::nonzero_static" regen_kernel_nonzero_static
         fn nonzero_static(self_: TensorRef<'_> = abi::regen_tensor, size: i64 = i64, fill_value: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::gather.out(Tensor self, int dim, Tensor index, *, bool sparse_grad=False, Tensor(a!) out) -> Tensor(a!)`
-    379 kernel "gather.out" "aten::gather.out" regen_kernel_gather_out
+    413 kernel "gather.out" "aten::gather.out" regen_kernel_gather_out
         fn gather_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, index: TensorRef<'_> = abi::regen_tensor, sparse_grad: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`
-    380 kernel "bucketize.Tensor" "aten::bucketize.Tensor" regen_kernel_bucketize_tensor
+    414 kernel "bucketize.Tensor" "aten::bucketize.Tensor" regen_kernel_bucketize_tensor
         fn bucketize_tensor(self_: TensorRef<'_> = abi::regen_tensor, boundaries: TensorRef<'_> = abi::regen_tensor, out_int32: bool = bool, right: bool = bool) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::bucketize.Tensor_out(Tensor self, Tensor boundaries, *, bool out_int32=False, bool right=False, Tensor(a!) out) -> Tensor(a!)`
-    381 kernel "bucketize.Tensor_out" "aten::bucketize.Tensor_out" regen_kernel_bucketize_tensor_out
+    415 kernel "bucketize.Tensor_out" "aten::bucketize.Tensor_out" regen_kernel_bucketize_tensor_out
         fn bucketize_tensor_out(self_: TensorRef<'_> = abi::regen_tensor, boundaries: TensorRef<'_> = abi::regen_tensor, out_int32: bool = bool, right: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::bucketize.Scalar(Scalar self, Tensor boundaries, *, bool out_int32=False, bool right=False) -> Tensor`
-    382 kernel "bucketize.Scalar" "aten::bucketize.Scalar" regen_kernel_bucketize_scalar
+    416 kernel "bucketize.Scalar" "aten::bucketize.Scalar" regen_kernel_bucketize_scalar
         fn bucketize_scalar(self_: Scalar = abi::regen_scalar, boundaries: TensorRef<'_> = abi::regen_tensor, out_int32: bool = bool, right: bool = bool) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor`
-    383 kernel "searchsorted.Tensor" "aten::searchsorted.Tensor" regen_kernel_searchsorted_tensor
+    417 kernel "searchsorted.Tensor" "aten::searchsorted.Tensor" regen_kernel_searchsorted_tensor
         fn searchsorted_tensor(sorted_sequence: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, out_int32: bool = bool, right: bool = bool, side: Option<&str> = abi::regen_str, sorter: Option<TensorRef<'_>> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::searchsorted.Tensor_out(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)`
-    384 kernel "searchsorted.Tensor_out" "aten::searchsorted.Tensor_out" regen_kernel_searchsorted_tensor_out
+    418 kernel "searchsorted.Tensor_out" "aten::searchsorted.Tensor_out" regen_kernel_searchsorted_tensor_out
         fn searchsorted_tensor_out(sorted_sequence: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, out_int32: bool = bool, right: bool = bool, side: Option<&str> = abi::regen_str, sorter: Option<TensorRef<'_>> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::searchsorted.Scalar(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor`
-    385 kernel "searchsorted.Scalar" "aten::searchsorted.Scalar" regen_kernel_searchsorted_scalar
+    419 kernel "searchsorted.Scalar" "aten::searchsorted.Scalar" regen_kernel_searchsorted_scalar
         fn searchsorted_scalar(sorted_sequence: TensorRef<'_> = abi::regen_tensor, self_: Scalar = abi::regen_scalar, out_int32: bool = bool, right: bool = bool, side: Option<&str> = abi::regen_str, sorter: Option<TensorRef<'_>> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::searchsorted.Scalar_out(Tensor sorted_sequence, Scalar self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None, Tensor(a!) out) -> Tensor(a!)`
-    386 kernel "searchsorted.Scalar_out" "aten::searchsorted.Scalar_out" regen_kernel_searchsorted_scalar_out
+    420 kernel "searchsorted.Scalar_out" "aten::searchsorted.Scalar_out" regen_kernel_searchsorted_scalar_out
         fn searchsorted_scalar_out(sorted_sequence: TensorRef<'_> = abi::regen_tensor, self_: Scalar = abi::regen_scalar, out_int32: bool = bool, right: bool = bool, side: Option<&str> = abi::regen_str, sorter: Option<TensorRef<'_>> = abi::regen_tensor, out: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
 // The kernels of group `shape` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::ShapeKernels> {
     /// `aten::arange.start_out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)`
-    387 kernel "arange.start_out" "aten::arange.start_out" regen_kernel_arange_start_out
+    421 kernel "arange.start_out" "aten::arange.start_out" regen_kernel_arange_start_out
         fn arange_start_out(start: Scalar = abi::regen_scalar, end: Scalar = abi::regen_scalar, step: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::cat.out(Tensor[] tensors, int dim=0, *, Tensor(a!) out) -> Tensor(a!)`
-    388 kernel "cat.out" "aten::cat.out" regen_kernel_cat_out
+    422 kernel "cat.out" "aten::cat.out" regen_kernel_cat_out
         fn cat_out(tensors: TensorList<'_> = abi::regen_tensor_list, dim: i64 = i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::eye.out(SymInt n, *, Tensor(a!) out) -> Tensor(a!)`
-    389 kernel "eye.out" "aten::eye.out" regen_kernel_eye_out
+    423 kernel "eye.out" "aten::eye.out" regen_kernel_eye_out
         fn eye_out(n: i64 = i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::eye.m_out(SymInt n, SymInt m, *, Tensor(a!) out) -> Tensor(a!)`
-    390 kernel "eye.m_out" "aten::eye.m_out" regen_kernel_eye_m_out
+    424 kernel "eye.m_out" "aten::eye.m_out" regen_kernel_eye_m_out
         fn eye_m_out(n: i64 = i64, m: i64 = i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)`
-    391 kernel "linspace.out" "aten::linspace.out" regen_kernel_linspace_out
+    425 kernel "linspace.out" "aten::linspace.out" regen_kernel_linspace_out
         fn linspace_out(start: Scalar = abi::regen_scalar, end: Scalar = abi::regen_scalar, steps: i64 = i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::logspace.out(Scalar start, Scalar end, int steps, float base=10.0, *, Tensor(a!) out) -> Tensor(a!)`
-    392 kernel "logspace.out" "aten::logspace.out" regen_kernel_logspace_out
+    426 kernel "logspace.out" "aten::logspace.out" regen_kernel_logspace_out
         fn logspace_out(start: Scalar = abi::regen_scalar, end: Scalar = abi::regen_scalar, steps: i64 = i64, base: f64 = f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::narrow_copy.out(Tensor self, int dim, SymInt start, SymInt length, *, Tensor(a!) out) -> Tensor(a!)`
-    393 kernel "narrow_copy.out" "aten::narrow_copy.out" regen_kernel_narrow_copy_out
+    427 kernel "narrow_copy.out" "aten::narrow_copy.out" regen_kernel_narrow_copy_out
         fn narrow_copy_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, start: i64 = i64, length: i64 = i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::range.out(Scalar start, Scalar end, Scalar step=1, *, Tensor(a!) out) -> Tensor(a!)`
-    394 kernel "range.out" "aten::range.out" regen_kernel_range_out
+    428 kernel "range.out" "aten::range.out" regen_kernel_range_out
         fn range_out(start: Scalar = abi::regen_scalar, end: Scalar = abi::regen_scalar, step: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::repeat_interleave.Tensor(Tensor repeats, *, SymInt? output_size=None) -> Tensor`
-    395 kernel "repeat_interleave.Tensor" "aten::repeat_interleave.Tensor" regen_kernel_repeat_interleave_tensor
+    429 kernel "repeat_interleave.Tensor" "aten::repeat_interleave.Tensor" regen_kernel_repeat_interleave_tensor
         fn repeat_interleave_tensor(repeats: TensorRef<'_> = abi::regen_tensor, output_size: Option<i64> = abi::regen_opt_i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::flip(Tensor self, int[] dims) -> Tensor`
-    396 kernel "flip" "aten::flip" regen_kernel_flip
+    430 kernel "flip" "aten::flip" regen_kernel_flip
         fn flip(self_: TensorRef<'_> = abi::regen_tensor, dims: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::roll(Tensor self, SymInt[1] shifts, int[1] dims=[]) -> Tensor`
-    397 kernel "roll" "aten::roll" regen_kernel_roll
+    431 kernel "roll" "aten::roll" regen_kernel_roll
         fn roll(self_: TensorRef<'_> = abi::regen_tensor, shifts: &[i64] = abi::regen_i64_list, dims: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::triu.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`
-    398 kernel "triu.out" "aten::triu.out" regen_kernel_triu_out
+    432 kernel "triu.out" "aten::triu.out" regen_kernel_triu_out
         fn triu_out(self_: TensorRef<'_> = abi::regen_tensor, diagonal: i64 = i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::tril.out(Tensor self, SymInt diagonal=0, *, Tensor(a!) out) -> Tensor(a!)`
-    399 kernel "tril.out" "aten::tril.out" regen_kernel_tril_out
+    433 kernel "tril.out" "aten::tril.out" regen_kernel_tril_out
         fn tril_out(self_: TensorRef<'_> = abi::regen_tensor, diagonal: i64 = i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::tril_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
-    400 kernel "tril_indices" "aten::tril_indices" regen_kernel_tril_indices
+    434 kernel "tril_indices" "aten::tril_indices" regen_kernel_tril_indices
         fn tril_indices(row: i64 = i64, col: i64 = i64, offset: i64 = i64, dtype: Option<ScalarType> = i32, layout: Option<Layout> = i32, device: Option<Device> = abi::regen_device, pin_memory: Option<bool> = abi::regen_opt_bool) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::triu_indices(int row, int col, int offset=0, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor`
-    401 kernel "triu_indices" "aten::triu_indices" regen_kernel_triu_indices
+    435 kernel "triu_indices" "aten::triu_indices" regen_kernel_triu_indices
         fn triu_indices(row: i64 = i64, col: i64 = i64, offset: i64 = i64, dtype: Option<ScalarType> = i32, layout: Option<Layout> = i32, device: Option<Device> = abi::regen_device, pin_memory: Option<bool> = abi::regen_opt_bool) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::unfold(Tensor(a) self, int dimension, int size, int step) -> Tensor(a)`
-    402 kernel "unfold" "aten::unfold" regen_kernel_unfold
+    436 kernel "unfold" "aten::unfold" regen_kernel_unfold
         fn unfold(self_: TensorRef<'_> = abi::regen_tensor, dimension: i64 = i64, size: i64 = i64, step: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::unfold_backward(Tensor grad_in, SymInt[] input_sizes, int dim, int size, int step) -> Tensor`
-    403 kernel "unfold_backward" "aten::unfold_backward" regen_kernel_unfold_backward
+    437 kernel "unfold_backward" "aten::unfold_backward" regen_kernel_unfold_backward
         fn unfold_backward(grad_in: TensorRef<'_> = abi::regen_tensor, input_sizes: &[i64] = abi::regen_i64_list, dim: i64 = i64, size: i64 = i64, step: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
 }
 // The kernels of group `sort` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::SortKernels> {
     /// `aten::kthvalue.values(Tensor self, SymInt k, int dim=-1, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`
-    404 kernel "kthvalue.values" "aten::kthvalue.values" regen_kernel_kthvalue_values
+    438 kernel "kthvalue.values" "aten::kthvalue.values" regen_kernel_kthvalue_values
         fn kthvalue_values(self_: TensorRef<'_> = abi::regen_tensor, k: i64 = i64, dim: i64 = i64, keepdim: bool = bool, values: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::median(Tensor self) -> Tensor`
-    405 kernel "median" "aten::median" regen_kernel_median
+    439 kernel "median" "aten::median" regen_kernel_median
         fn median(self_: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::median.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`
-    406 kernel "median.dim_values" "aten::median.dim_values" regen_kernel_median_dim_values
+    440 kernel "median.dim_values" "aten::median.dim_values" regen_kernel_median_dim_values
         fn median_dim_values(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, keepdim: bool = bool, values: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::nanmedian(Tensor self) -> Tensor`
-    407 kernel "nanmedian" "aten::nanmedian" regen_kernel_nanmedian
+    441 kernel "nanmedian" "aten::nanmedian" regen_kernel_nanmedian
         fn nanmedian(self_: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::nanmedian.dim_values(Tensor self, int dim, bool keepdim=False, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`
-    408 kernel "nanmedian.dim_values" "aten::nanmedian.dim_values" regen_kernel_nanmedian_dim_values
+    442 kernel "nanmedian.dim_values" "aten::nanmedian.dim_values" regen_kernel_nanmedian_dim_values
         fn nanmedian_dim_values(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, keepdim: bool = bool, values: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, Tensor indices)`
-    409 kernel "mode" "aten::mode" regen_kernel_mode
+    443 kernel "mode" "aten::mode" regen_kernel_mode
         fn mode(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, keepdim: bool = bool) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`
-    410 kernel "sort.values_stable" "aten::sort.values_stable" regen_kernel_sort_values_stable
+    444 kernel "sort.values_stable" "aten::sort.values_stable" regen_kernel_sort_values_stable
         fn sort_values_stable(self_: TensorRef<'_> = abi::regen_tensor, stable: Option<bool> = abi::regen_opt_bool, dim: i64 = i64, descending: bool = bool, values: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::topk.values(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True, *, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)`
-    411 kernel "topk.values" "aten::topk.values" regen_kernel_topk_values
+    445 kernel "topk.values" "aten::topk.values" regen_kernel_topk_values
         fn topk_values(self_: TensorRef<'_> = abi::regen_tensor, k: i64 = i64, dim: i64 = i64, largest: bool = bool, sorted: bool = bool, values: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
 // The kernels of group `unique` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::UniqueKernels> {
     /// `aten::bincount(Tensor self, Tensor? weights=None, SymInt minlength=0) -> Tensor`
-    412 kernel "bincount" "aten::bincount" regen_kernel_bincount
+    446 kernel "bincount" "aten::bincount" regen_kernel_bincount
         fn bincount(self_: TensorRef<'_> = abi::regen_tensor, weights: Option<TensorRef<'_>> = abi::regen_tensor, minlength: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_unique(Tensor self, bool sorted=True, bool return_inverse=False) -> (Tensor, Tensor)`
-    413 kernel "_unique" "aten::_unique" regen_kernel__unique
+    447 kernel "_unique" "aten::_unique" regen_kernel__unique
         fn _unique(self_: TensorRef<'_> = abi::regen_tensor, sorted: bool = bool, return_inverse: bool = bool) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::unique_dim(Tensor self, int dim, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
-    414 kernel "unique_dim" "aten::unique_dim" regen_kernel_unique_dim
+    448 kernel "unique_dim" "aten::unique_dim" regen_kernel_unique_dim
         fn unique_dim(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, sorted: bool = bool, return_inverse: bool = bool, return_counts: bool = bool) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
     /// `aten::unique_consecutive(Tensor self, bool return_inverse=False, bool return_counts=False, int? dim=None) -> (Tensor, Tensor, Tensor)`
-    415 kernel "unique_consecutive" "aten::unique_consecutive" regen_kernel_unique_consecutive
+    449 kernel "unique_consecutive" "aten::unique_consecutive" regen_kernel_unique_consecutive
         fn unique_consecutive(self_: TensorRef<'_> = abi::regen_tensor, return_inverse: bool = bool, return_counts: bool = bool, dim: Option<i64> = abi::regen_opt_i64) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
     /// `aten::unique_dim_consecutive(Tensor self, int dim, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
-    416 kernel "unique_dim_consecutive" "aten::unique_dim_consecutive" regen_kernel_unique_dim_consecutive
+    450 kernel "unique_dim_consecutive" "aten::unique_dim_consecutive" regen_kernel_unique_dim_consecutive
         fn unique_dim_consecutive(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, return_inverse: bool = bool, return_counts: bool = bool) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
     /// `aten::_unique2(Tensor self, bool sorted=True, bool return_inverse=False, bool return_counts=False) -> (Tensor, Tensor, Tensor)`
-    417 kernel "_unique2" "aten::_unique2" regen_kernel__unique2
+    451 kernel "_unique2" "aten::_unique2" regen_kernel__unique2
         fn _unique2(self_: TensorRef<'_> = abi::regen_tensor, sorted: bool = bool, return_inverse: bool = bool, return_counts: bool = bool) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
     /// `aten::histc.out(Tensor self, int bins=100, Scalar min=0, Scalar max=0, *, Tensor(a!) out) -> Tensor(a!)`
-    418 kernel "histc.out" "aten::histc.out" regen_kernel_histc_out
+    452 kernel "histc.out" "aten::histc.out" regen_kernel_histc_out
         fn histc_out(self_: TensorRef<'_> = abi::regen_tensor, bins: i64 = i64, min: Scalar = abi::regen_scalar, max: Scalar = abi::regen_scalar, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::histc(Tensor self, int bins=100, Scalar min=0, Scalar max=0) -> Tensor`
-    419 kernel "histc" "aten::histc" regen_kernel_histc
+    453 kernel "histc" "aten::histc" regen_kernel_histc
         fn histc(self_: TensorRef<'_> = abi::regen_tensor, bins: i64 = i64, min: Scalar = abi::regen_scalar, max: Scalar = abi::regen_scalar) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
 }
 // The kernels of group `conv` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::ConvKernels> {
     /// `aten::convolution_overrideable(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor`
-    420 kernel "convolution_overrideable" "aten::convolution_overrideable" regen_kernel_convolution_overrideable
+    454 kernel "convolution_overrideable" "aten::convolution_overrideable" regen_kernel_convolution_overrideable
         fn convolution_overrideable(input: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, bias: Option<TensorRef<'_>> = abi::regen_tensor, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, transposed: bool = bool, output_padding: &[i64] = abi::regen_i64_list, groups: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::convolution_backward_overrideable(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)`
-    421 kernel "convolution_backward_overrideable" "aten::convolution_backward_overrideable" regen_kernel_convolution_backward_overrideable
+    455 kernel "convolution_backward_overrideable" "aten::convolution_backward_overrideable" regen_kernel_convolution_backward_overrideable
         fn convolution_backward_overrideable(grad_output: TensorRef<'_> = abi::regen_tensor, input: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, transposed: bool = bool, output_padding: &[i64] = abi::regen_i64_list, groups: i64 = i64, output_mask: &[bool] = abi::regen_bool_list) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
     /// `aten::slow_conv_transpose2d.out(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1, *, Tensor(a!) out) -> Tensor(a!)`
-    422 kernel "slow_conv_transpose2d.out" "aten::slow_conv_transpose2d.out" regen_kernel_slow_conv_transpose2d_out
+    456 kernel "slow_conv_transpose2d.out" "aten::slow_conv_transpose2d.out" regen_kernel_slow_conv_transpose2d_out
         fn slow_conv_transpose2d_out(self_: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, bias: Option<TensorRef<'_>> = abi::regen_tensor, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, output_padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::slow_conv_transpose2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] output_padding=0, SymInt[2] dilation=1) -> Tensor`
-    423 kernel "slow_conv_transpose2d" "aten::slow_conv_transpose2d" regen_kernel_slow_conv_transpose2d
+    457 kernel "slow_conv_transpose2d" "aten::slow_conv_transpose2d" regen_kernel_slow_conv_transpose2d
         fn slow_conv_transpose2d(self_: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, bias: Option<TensorRef<'_>> = abi::regen_tensor, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, output_padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::slow_conv_transpose3d.out(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1, *, Tensor(a!) out) -> Tensor(a!)`
-    424 kernel "slow_conv_transpose3d.out" "aten::slow_conv_transpose3d.out" regen_kernel_slow_conv_transpose3d_out
+    458 kernel "slow_conv_transpose3d.out" "aten::slow_conv_transpose3d.out" regen_kernel_slow_conv_transpose3d_out
         fn slow_conv_transpose3d_out(self_: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, bias: Option<TensorRef<'_>> = abi::regen_tensor, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, output_padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::slow_conv_transpose3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] output_padding=0, SymInt[3] dilation=1) -> Tensor`
-    425 kernel "slow_conv_transpose3d" "aten::slow_conv_transpose3d" regen_kernel_slow_conv_transpose3d
+    459 kernel "slow_conv_transpose3d" "aten::slow_conv_transpose3d" regen_kernel_slow_conv_transpose3d
         fn slow_conv_transpose3d(self_: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, bias: Option<TensorRef<'_>> = abi::regen_tensor, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, output_padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_slow_conv2d_forward.output(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, *, Tensor(a!) output) -> Tensor(a!)`
-    426 kernel "_slow_conv2d_forward.output" "aten::_slow_conv2d_forward.output" regen_kernel__slow_conv2d_forward_output
+    460 kernel "_slow_conv2d_forward.output" "aten::_slow_conv2d_forward.output" regen_kernel__slow_conv2d_forward_output
         fn _slow_conv2d_forward_output(self_: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, bias: Option<TensorRef<'_>> = abi::regen_tensor, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, output: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_slow_conv2d_forward(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding) -> Tensor`
-    427 kernel "_slow_conv2d_forward" "aten::_slow_conv2d_forward" regen_kernel__slow_conv2d_forward
+    461 kernel "_slow_conv2d_forward" "aten::_slow_conv2d_forward" regen_kernel__slow_conv2d_forward
         fn _slow_conv2d_forward(self_: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, bias: Option<TensorRef<'_>> = abi::regen_tensor, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_slow_conv2d_backward.output_mask(Tensor grad_output, Tensor self, Tensor weight, SymInt[2] kernel_size, SymInt[2] stride, SymInt[2] padding, bool[3] output_mask) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)`
-    428 kernel "_slow_conv2d_backward.output_mask" "aten::_slow_conv2d_backward.output_mask" regen_kernel__slow_conv2d_backward_output_mask
+    462 kernel "_slow_conv2d_backward.output_mask" "aten::_slow_conv2d_backward.output_mask" regen_kernel__slow_conv2d_backward_output_mask
         fn _slow_conv2d_backward_output_mask(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, output_mask: &[bool] = abi::regen_bool_list) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
     /// `aten::_conv_depthwise2d.out(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation, *, Tensor(a!) out) -> Tensor(a!)`
-    429 kernel "_conv_depthwise2d.out" "aten::_conv_depthwise2d.out" regen_kernel__conv_depthwise2d_out
+    463 kernel "_conv_depthwise2d.out" "aten::_conv_depthwise2d.out" regen_kernel__conv_depthwise2d_out
         fn _conv_depthwise2d_out(self_: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, bias: Option<TensorRef<'_>> = abi::regen_tensor, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_conv_depthwise2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias, SymInt[2] stride, SymInt[2] padding, SymInt[2] dilation) -> Tensor`
-    430 kernel "_conv_depthwise2d" "aten::_conv_depthwise2d" regen_kernel__conv_depthwise2d
+    464 kernel "_conv_depthwise2d" "aten::_conv_depthwise2d" regen_kernel__conv_depthwise2d
         fn _conv_depthwise2d(self_: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, bias: Option<TensorRef<'_>> = abi::regen_tensor, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::conv_depthwise3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, SymInt[3] dilation) -> Tensor`
-    431 kernel "conv_depthwise3d" "aten::conv_depthwise3d" regen_kernel_conv_depthwise3d
+    465 kernel "conv_depthwise3d" "aten::conv_depthwise3d" regen_kernel_conv_depthwise3d
         fn conv_depthwise3d(self_: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, bias: Option<TensorRef<'_>> = abi::regen_tensor, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::slow_conv3d_forward.output(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding, *, Tensor(a!) output) -> Tensor(a!)`
-    432 kernel "slow_conv3d_forward.output" "aten::slow_conv3d_forward.output" regen_kernel_slow_conv3d_forward_output
+    466 kernel "slow_conv3d_forward.output" "aten::slow_conv3d_forward.output" regen_kernel_slow_conv3d_forward_output
         fn slow_conv3d_forward_output(self_: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, bias: Option<TensorRef<'_>> = abi::regen_tensor, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, output: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::slow_conv3d_forward(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias, SymInt[3] stride, SymInt[3] padding) -> Tensor`
-    433 kernel "slow_conv3d_forward" "aten::slow_conv3d_forward" regen_kernel_slow_conv3d_forward
+    467 kernel "slow_conv3d_forward" "aten::slow_conv3d_forward" regen_kernel_slow_conv3d_forward
         fn slow_conv3d_forward(self_: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, bias: Option<TensorRef<'_>> = abi::regen_tensor, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::slow_conv_dilated2d(Tensor self, Tensor weight, SymInt[2] kernel_size, Tensor? bias=None, SymInt[2] stride=1, SymInt[2] padding=0, SymInt[2] dilation=1) -> Tensor`
-    434 kernel "slow_conv_dilated2d" "aten::slow_conv_dilated2d" regen_kernel_slow_conv_dilated2d
+    468 kernel "slow_conv_dilated2d" "aten::slow_conv_dilated2d" regen_kernel_slow_conv_dilated2d
         fn slow_conv_dilated2d(self_: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, bias: Option<TensorRef<'_>> = abi::regen_tensor, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::slow_conv_dilated3d(Tensor self, Tensor weight, SymInt[3] kernel_size, Tensor? bias=None, SymInt[3] stride=1, SymInt[3] padding=0, SymInt[3] dilation=1) -> Tensor`
-    435 kernel "slow_conv_dilated3d" "aten::slow_conv_dilated3d" regen_kernel_slow_conv_dilated3d
+    469 kernel "slow_conv_dilated3d" "aten::slow_conv_dilated3d" regen_kernel_slow_conv_dilated3d
         fn slow_conv_dilated3d(self_: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, bias: Option<TensorRef<'_>> = abi::regen_tensor, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::col2im.out(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)`
-    436 kernel "col2im.out" "aten::col2im.out" regen_kernel_col2im_out
+    470 kernel "col2im.out" "aten::col2im.out" regen_kernel_col2im_out
         fn col2im_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, kernel_size: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::col2im(Tensor self, SymInt[2] output_size, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`
-    437 kernel "col2im" "aten::col2im" regen_kernel_col2im
+    471 kernel "col2im" "aten::col2im" regen_kernel_col2im
         fn col2im(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, kernel_size: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::im2col.out(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride, *, Tensor(a!) out) -> Tensor(a!)`
-    438 kernel "im2col.out" "aten::im2col.out" regen_kernel_im2col_out
+    472 kernel "im2col.out" "aten::im2col.out" regen_kernel_im2col_out
         fn im2col_out(self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::im2col(Tensor self, int[2] kernel_size, int[2] dilation, int[2] padding, int[2] stride) -> Tensor`
-    439 kernel "im2col" "aten::im2col" regen_kernel_im2col
+    473 kernel "im2col" "aten::im2col" regen_kernel_im2col
         fn im2col(self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
 }
 // The kernels of group `norm` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::NormKernels> {
     /// `aten::native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)`
-    440 kernel "native_group_norm" "aten::native_group_norm" regen_kernel_native_group_norm
+    474 kernel "native_group_norm" "aten::native_group_norm" regen_kernel_native_group_norm
         fn native_group_norm(input: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, bias: Option<TensorRef<'_>> = abi::regen_tensor, n: i64 = i64, c: i64 = i64, hx_w: i64 = i64, group: i64 = i64, eps: f64 = f64) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
     /// `aten::native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`
-    441 kernel "native_group_norm_backward" "aten::native_group_norm_backward" regen_kernel_native_group_norm_backward
+    475 kernel "native_group_norm_backward" "aten::native_group_norm_backward" regen_kernel_native_group_norm_backward
         fn native_group_norm_backward(grad_out: TensorRef<'_> = abi::regen_tensor, input: TensorRef<'_> = abi::regen_tensor, mean: TensorRef<'_> = abi::regen_tensor, rstd: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, n: i64 = i64, c: i64 = i64, hx_w: i64 = i64, group: i64 = i64, output_mask: &[bool] = abi::regen_bool_list) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
     /// `aten::native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)`
-    442 kernel "native_layer_norm" "aten::native_layer_norm" regen_kernel_native_layer_norm
+    476 kernel "native_layer_norm" "aten::native_layer_norm" regen_kernel_native_layer_norm
         fn native_layer_norm(input: TensorRef<'_> = abi::regen_tensor, normalized_shape: &[i64] = abi::regen_i64_list, weight: Option<TensorRef<'_>> = abi::regen_tensor, bias: Option<TensorRef<'_>> = abi::regen_tensor, eps: f64 = f64) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
     /// `aten::native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`
-    443 kernel "native_layer_norm_backward" "aten::native_layer_norm_backward" regen_kernel_native_layer_norm_backward
+    477 kernel "native_layer_norm_backward" "aten::native_layer_norm_backward" regen_kernel_native_layer_norm_backward
         fn native_layer_norm_backward(grad_out: TensorRef<'_> = abi::regen_tensor, input: TensorRef<'_> = abi::regen_tensor, normalized_shape: &[i64] = abi::regen_i64_list, mean: TensorRef<'_> = abi::regen_tensor, rstd: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, bias: Option<TensorRef<'_>> = abi::regen_tensor, output_mask: &[bool] = abi::regen_bool_list) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
     /// `aten::_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
-    444 kernel "_log_softmax" "aten::_log_softmax" regen_kernel__log_softmax
+    478 kernel "_log_softmax" "aten::_log_softmax" regen_kernel__log_softmax
         fn _log_softmax(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, half_to_float: bool = bool) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_log_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)`
-    445 kernel "_log_softmax.out" "aten::_log_softmax.out" regen_kernel__log_softmax_out
+    479 kernel "_log_softmax.out" "aten::_log_softmax.out" regen_kernel__log_softmax_out
         fn _log_softmax_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, half_to_float: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor`
-    446 kernel "_log_softmax_backward_data" "aten::_log_softmax_backward_data" regen_kernel__log_softmax_backward_data
+    480 kernel "_log_softmax_backward_data" "aten::_log_softmax_backward_data" regen_kernel__log_softmax_backward_data
         fn _log_softmax_backward_data(grad_output: TensorRef<'_> = abi::regen_tensor, output: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, input_dtype: ScalarType = i32) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_log_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) out) -> Tensor(a!)`
-    447 kernel "_log_softmax_backward_data.out" "aten::_log_softmax_backward_data.out" regen_kernel__log_softmax_backward_data_out
+    481 kernel "_log_softmax_backward_data.out" "aten::_log_softmax_backward_data.out" regen_kernel__log_softmax_backward_data_out
         fn _log_softmax_backward_data_out(grad_output: TensorRef<'_> = abi::regen_tensor, output: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, input_dtype: ScalarType = i32, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`
-    448 kernel "native_batch_norm" "aten::native_batch_norm" regen_kernel_native_batch_norm
+    482 kernel "native_batch_norm" "aten::native_batch_norm" regen_kernel_native_batch_norm
         fn native_batch_norm(input: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, bias: Option<TensorRef<'_>> = abi::regen_tensor, running_mean: Option<TensorRef<'_>> = abi::regen_tensor, running_var: Option<TensorRef<'_>> = abi::regen_tensor, training: bool = bool, momentum: f64 = f64, eps: f64 = f64) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
     /// `aten::native_batch_norm.out(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps, *, Tensor(a!) out, Tensor(b!) save_mean, Tensor(c!) save_invstd) -> (Tensor(a!), Tensor(b!), Tensor(c!))`
-    449 kernel "native_batch_norm.out" "aten::native_batch_norm.out" regen_kernel_native_batch_norm_out
+    483 kernel "native_batch_norm.out" "aten::native_batch_norm.out" regen_kernel_native_batch_norm_out
         fn native_batch_norm_out(input: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, bias: Option<TensorRef<'_>> = abi::regen_tensor, running_mean: Option<TensorRef<'_>> = abi::regen_tensor, running_var: Option<TensorRef<'_>> = abi::regen_tensor, training: bool = bool, momentum: f64 = f64, eps: f64 = f64, out: TensorRef<'_> = abi::regen_tensor, save_mean: TensorRef<'_> = abi::regen_tensor, save_invstd: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`
-    450 kernel "_native_batch_norm_legit" "aten::_native_batch_norm_legit" regen_kernel__native_batch_norm_legit
+    484 kernel "_native_batch_norm_legit" "aten::_native_batch_norm_legit" regen_kernel__native_batch_norm_legit
         fn _native_batch_norm_legit(input: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, bias: Option<TensorRef<'_>> = abi::regen_tensor, running_mean: TensorRef<'_> = abi::regen_tensor, running_var: TensorRef<'_> = abi::regen_tensor, training: bool = bool, momentum: f64 = f64, eps: f64 = f64) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
     /// `aten::_native_batch_norm_legit.out(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps, *, Tensor(d!) out, Tensor(e!) save_mean, Tensor(f!) save_invstd) -> (Tensor(d!), Tensor(e!), Tensor(f!))`
-    451 kernel "_native_batch_norm_legit.out" "aten::_native_batch_norm_legit.out" regen_kernel__native_batch_norm_legit_out
+    485 kernel "_native_batch_norm_legit.out" "aten::_native_batch_norm_legit.out" regen_kernel__native_batch_norm_legit_out
         fn _native_batch_norm_legit_out(input: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, bias: Option<TensorRef<'_>> = abi::regen_tensor, running_mean: TensorRef<'_> = abi::regen_tensor, running_var: TensorRef<'_> = abi::regen_tensor, training: bool = bool, momentum: f64 = f64, eps: f64 = f64, out: TensorRef<'_> = abi::regen_tensor, save_mean: TensorRef<'_> = abi::regen_tensor, save_invstd: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)`
-    452 kernel "_native_batch_norm_legit.no_stats" "aten::_native_batch_norm_legit.no_stats" regen_kernel__native_batch_norm_legit_no_stats
+    486 kernel "_native_batch_norm_legit.no_stats" "aten::_native_batch_norm_legit.no_stats" regen_kernel__native_batch_norm_legit_no_stats
         fn _native_batch_norm_legit_no_stats(input: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, bias: Option<TensorRef<'_>> = abi::regen_tensor, training: bool = bool, momentum: f64 = f64, eps: f64 = f64) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
     /// `aten::_native_batch_norm_legit.no_stats_out(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps, *, Tensor(a!) out, Tensor(b!) save_mean, Tensor(c!) save_invstd) -> (Tensor(a!), Tensor(b!), Tensor(c!))`
-    453 kernel "_native_batch_norm_legit.no_stats_out" "aten::_native_batch_norm_legit.no_stats_out" regen_kernel__native_batch_norm_legit_no_stats_out
+    487 kernel "_native_batch_norm_legit.no_stats_out" "aten::_native_batch_norm_legit.no_stats_out" regen_kernel__native_batch_norm_legit_no_stats_out
         fn _native_batch_norm_legit_no_stats_out(input: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, bias: Option<TensorRef<'_>> = abi::regen_tensor, training: bool = bool, momentum: f64 = f64, eps: f64 = f64, out: TensorRef<'_> = abi::regen_tensor, save_mean: TensorRef<'_> = abi::regen_tensor, save_invstd: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)`
-    454 kernel "native_batch_norm_backward" "aten::native_batch_norm_backward" regen_kernel_native_batch_norm_backward
+    488 kernel "native_batch_norm_backward" "aten::native_batch_norm_backward" regen_kernel_native_batch_norm_backward
         fn native_batch_norm_backward(grad_out: TensorRef<'_> = abi::regen_tensor, input: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, running_mean: Option<TensorRef<'_>> = abi::regen_tensor, running_var: Option<TensorRef<'_>> = abi::regen_tensor, save_mean: Option<TensorRef<'_>> = abi::regen_tensor, save_invstd: Option<TensorRef<'_>> = abi::regen_tensor, train: bool = bool, eps: f64 = f64, output_mask: &[bool] = abi::regen_bool_list) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
     /// `aten::_softmax(Tensor self, int dim, bool half_to_float) -> Tensor`
-    455 kernel "_softmax" "aten::_softmax" regen_kernel__softmax
+    489 kernel "_softmax" "aten::_softmax" regen_kernel__softmax
         fn _softmax(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, half_to_float: bool = bool) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_softmax.out(Tensor self, int dim, bool half_to_float, *, Tensor(a!) out) -> Tensor(a!)`
-    456 kernel "_softmax.out" "aten::_softmax.out" regen_kernel__softmax_out
+    490 kernel "_softmax.out" "aten::_softmax.out" regen_kernel__softmax_out
         fn _softmax_out(self_: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, half_to_float: bool = bool, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor`
-    457 kernel "_softmax_backward_data" "aten::_softmax_backward_data" regen_kernel__softmax_backward_data
+    491 kernel "_softmax_backward_data" "aten::_softmax_backward_data" regen_kernel__softmax_backward_data
         fn _softmax_backward_data(grad_output: TensorRef<'_> = abi::regen_tensor, output: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, input_dtype: ScalarType = i32) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_softmax_backward_data.out(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    458 kernel "_softmax_backward_data.out" "aten::_softmax_backward_data.out" regen_kernel__softmax_backward_data_out
+    492 kernel "_softmax_backward_data.out" "aten::_softmax_backward_data.out" regen_kernel__softmax_backward_data_out
         fn _softmax_backward_data_out(grad_output: TensorRef<'_> = abi::regen_tensor, output: TensorRef<'_> = abi::regen_tensor, dim: i64 = i64, input_dtype: ScalarType = i32, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_batch_norm_with_update(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor)`
-    459 kernel "_batch_norm_with_update" "aten::_batch_norm_with_update" regen_kernel__batch_norm_with_update
+    493 kernel "_batch_norm_with_update" "aten::_batch_norm_with_update" regen_kernel__batch_norm_with_update
         fn _batch_norm_with_update(input: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, bias: Option<TensorRef<'_>> = abi::regen_tensor, running_mean: TensorRef<'_> = abi::regen_tensor, running_var: TensorRef<'_> = abi::regen_tensor, momentum: f64 = f64, eps: f64 = f64) -> (Tensor, Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor, regen_v3 => regen_r3: *mut abi::regen_tensor };
     /// `aten::_batch_norm_with_update.out(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, float momentum, float eps, *, Tensor(d!) out, Tensor(e!) save_mean, Tensor(f!) save_invstd, Tensor(g!) reserve) -> (Tensor(d!), Tensor(e!), Tensor(f!), Tensor(g!))`
-    460 kernel "_batch_norm_with_update.out" "aten::_batch_norm_with_update.out" regen_kernel__batch_norm_with_update_out
+    494 kernel "_batch_norm_with_update.out" "aten::_batch_norm_with_update.out" regen_kernel__batch_norm_with_update_out
         fn _batch_norm_with_update_out(input: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, bias: Option<TensorRef<'_>> = abi::regen_tensor, running_mean: TensorRef<'_> = abi::regen_tensor, running_var: TensorRef<'_> = abi::regen_tensor, momentum: f64 = f64, eps: f64 = f64, out: TensorRef<'_> = abi::regen_tensor, save_mean: TensorRef<'_> = abi::regen_tensor, save_invstd: TensorRef<'_> = abi::regen_tensor, reserve: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::batch_norm_backward(Tensor grad_out, Tensor input, Tensor weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_var, bool update, float eps, bool[3] output_mask, Tensor reserve) -> (Tensor, Tensor, Tensor)`
-    461 kernel "batch_norm_backward" "aten::batch_norm_backward" regen_kernel_batch_norm_backward
+    495 kernel "batch_norm_backward" "aten::batch_norm_backward" regen_kernel_batch_norm_backward
         fn batch_norm_backward(grad_out: TensorRef<'_> = abi::regen_tensor, input: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, running_mean: Option<TensorRef<'_>> = abi::regen_tensor, running_var: Option<TensorRef<'_>> = abi::regen_tensor, save_mean: Option<TensorRef<'_>> = abi::regen_tensor, save_var: Option<TensorRef<'_>> = abi::regen_tensor, update: bool = bool, eps: f64 = f64, output_mask: &[bool] = abi::regen_bool_list, reserve: TensorRef<'_> = abi::regen_tensor) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
     /// `aten::_masked_softmax(Tensor self, Tensor mask, int? dim=None, int? mask_type=None) -> Tensor`
-    462 kernel "_masked_softmax" "aten::_masked_softmax" regen_kernel__masked_softmax
+    496 kernel "_masked_softmax" "aten::_masked_softmax" regen_kernel__masked_softmax
         fn _masked_softmax(self_: TensorRef<'_> = abi::regen_tensor, mask: TensorRef<'_> = abi::regen_tensor, dim: Option<i64> = abi::regen_opt_i64, mask_type: Option<i64> = abi::regen_opt_i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_masked_softmax_backward(Tensor grad_output, Tensor output, Tensor mask, int? dim=None) -> Tensor`
-    463 kernel "_masked_softmax_backward" "aten::_masked_softmax_backward" regen_kernel__masked_softmax_backward
+    497 kernel "_masked_softmax_backward" "aten::_masked_softmax_backward" regen_kernel__masked_softmax_backward
         fn _masked_softmax_backward(grad_output: TensorRef<'_> = abi::regen_tensor, output: TensorRef<'_> = abi::regen_tensor, mask: TensorRef<'_> = abi::regen_tensor, dim: Option<i64> = abi::regen_opt_i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
 }
 // The kernels of group `rnn` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::RnnKernels> {
     /// `aten::_thnn_fused_lstm_cell(Tensor input_gates, Tensor hidden_gates, Tensor cx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor, Tensor)`
-    464 kernel "_thnn_fused_lstm_cell" "aten::_thnn_fused_lstm_cell" regen_kernel__thnn_fused_lstm_cell
+    498 kernel "_thnn_fused_lstm_cell" "aten::_thnn_fused_lstm_cell" regen_kernel__thnn_fused_lstm_cell
         fn _thnn_fused_lstm_cell(input_gates: TensorRef<'_> = abi::regen_tensor, hidden_gates: TensorRef<'_> = abi::regen_tensor, cx: TensorRef<'_> = abi::regen_tensor, input_bias: Option<TensorRef<'_>> = abi::regen_tensor, hidden_bias: Option<TensorRef<'_>> = abi::regen_tensor) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
     /// `aten::_thnn_fused_lstm_cell_backward_impl(Tensor? grad_hy, Tensor? grad_cy, Tensor cx, Tensor cy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor)`
-    465 kernel "_thnn_fused_lstm_cell_backward_impl" "aten::_thnn_fused_lstm_cell_backward_impl" regen_kernel__thnn_fused_lstm_cell_backward_impl
+    499 kernel "_thnn_fused_lstm_cell_backward_impl" "aten::_thnn_fused_lstm_cell_backward_impl" regen_kernel__thnn_fused_lstm_cell_backward_impl
         fn _thnn_fused_lstm_cell_backward_impl(grad_hy: Option<TensorRef<'_>> = abi::regen_tensor, grad_cy: Option<TensorRef<'_>> = abi::regen_tensor, cx: TensorRef<'_> = abi::regen_tensor, cy: TensorRef<'_> = abi::regen_tensor, workspace: TensorRef<'_> = abi::regen_tensor, has_bias: bool = bool) -> (Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor };
     /// `aten::_thnn_fused_gru_cell(Tensor input_gates, Tensor hidden_gates, Tensor hx, Tensor? input_bias=None, Tensor? hidden_bias=None) -> (Tensor, Tensor)`
-    466 kernel "_thnn_fused_gru_cell" "aten::_thnn_fused_gru_cell" regen_kernel__thnn_fused_gru_cell
+    500 kernel "_thnn_fused_gru_cell" "aten::_thnn_fused_gru_cell" regen_kernel__thnn_fused_gru_cell
         fn _thnn_fused_gru_cell(input_gates: TensorRef<'_> = abi::regen_tensor, hidden_gates: TensorRef<'_> = abi::regen_tensor, hx: TensorRef<'_> = abi::regen_tensor, input_bias: Option<TensorRef<'_>> = abi::regen_tensor, hidden_bias: Option<TensorRef<'_>> = abi::regen_tensor) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::_thnn_fused_gru_cell_backward(Tensor grad_hy, Tensor workspace, bool has_bias) -> (Tensor, Tensor, Tensor, Tensor, Tensor)`
-    467 kernel "_thnn_fused_gru_cell_backward" "aten::_thnn_fused_gru_cell_backward" regen_kernel__thnn_fused_gru_cell_backward
+    501 kernel "_thnn_fused_gru_cell_backward" "aten::_thnn_fused_gru_cell_backward" regen_kernel__thnn_fused_gru_cell_backward
         fn _thnn_fused_gru_cell_backward(grad_hy: TensorRef<'_> = abi::regen_tensor, workspace: TensorRef<'_> = abi::regen_tensor, has_bias: bool = bool) -> (Tensor, Tensor, Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor, regen_v3 => regen_r3: *mut abi::regen_tensor, regen_v4 => regen_r4: *mut abi::regen_tensor };
 }
 // The kernels of group `optim` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::OptimKernels> {
     /// `aten::_fused_adam_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, Tensor(d!)[] exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, float lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()`
-    468 kernel "_fused_adam_" "aten::_fused_adam_" regen_kernel__fused_adam_inplace
+    502 kernel "_fused_adam_" "aten::_fused_adam_" regen_kernel__fused_adam_inplace
         fn _fused_adam_inplace(self_: TensorList<'_> = abi::regen_tensor_list, grads: TensorList<'_> = abi::regen_tensor_list, exp_avgs: TensorList<'_> = abi::regen_tensor_list, exp_avg_sqs: TensorList<'_> = abi::regen_tensor_list, max_exp_avg_sqs: TensorList<'_> = abi::regen_tensor_list, state_steps: TensorList<'_> = abi::regen_tensor_list, lr: f64 = f64, beta1: f64 = f64, beta2: f64 = f64, weight_decay: f64 = f64, eps: f64 = f64, amsgrad: bool = bool, maximize: bool = bool, grad_scale: Option<TensorRef<'_>> = abi::regen_tensor, found_inf: Option<TensorRef<'_>> = abi::regen_tensor) -> () {};
     /// `aten::_fused_adam_.tensor_lr(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, Tensor(d!)[] exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, Tensor lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()`
-    469 kernel "_fused_adam_.tensor_lr" "aten::_fused_adam_.tensor_lr" regen_kernel__fused_adam_inplace_tensor_lr
+    503 kernel "_fused_adam_.tensor_lr" "aten::_fused_adam_.tensor_lr" regen_kernel__fused_adam_inplace_tensor_lr
         fn _fused_adam_inplace_tensor_lr(self_: TensorList<'_> = abi::regen_tensor_list, grads: TensorList<'_> = abi::regen_tensor_list, exp_avgs: TensorList<'_> = abi::regen_tensor_list, exp_avg_sqs: TensorList<'_> = abi::regen_tensor_list, max_exp_avg_sqs: TensorList<'_> = abi::regen_tensor_list, state_steps: TensorList<'_> = abi::regen_tensor_list, lr: TensorRef<'_> = abi::regen_tensor, beta1: f64 = f64, beta2: f64 = f64, weight_decay: f64 = f64, eps: f64 = f64, amsgrad: bool = bool, maximize: bool = bool, grad_scale: Option<TensorRef<'_>> = abi::regen_tensor, found_inf: Option<TensorRef<'_>> = abi::regen_tensor) -> () {};
     /// `aten::_fused_adamw_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, Tensor(d!)[] exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, float lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()`
-    470 kernel "_fused_adamw_" "aten::_fused_adamw_" regen_kernel__fused_adamw_inplace
+    504 kernel "_fused_adamw_" "aten::_fused_adamw_" regen_kernel__fused_adamw_inplace
         fn _fused_adamw_inplace(self_: TensorList<'_> = abi::regen_tensor_list, grads: TensorList<'_> = abi::regen_tensor_list, exp_avgs: TensorList<'_> = abi::regen_tensor_list, exp_avg_sqs: TensorList<'_> = abi::regen_tensor_list, max_exp_avg_sqs: TensorList<'_> = abi::regen_tensor_list, state_steps: TensorList<'_> = abi::regen_tensor_list, lr: f64 = f64, beta1: f64 = f64, beta2: f64 = f64, weight_decay: f64 = f64, eps: f64 = f64, amsgrad: bool = bool, maximize: bool = bool, grad_scale: Option<TensorRef<'_>> = abi::regen_tensor, found_inf: Option<TensorRef<'_>> = abi::regen_tensor) -> () {};
     /// `aten::_fused_adamw_.tensor_lr(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] exp_avgs, Tensor(d!)[] exp_avg_sqs, Tensor(e!)[] max_exp_avg_sqs, Tensor[] state_steps, *, Tensor lr, float beta1, float beta2, float weight_decay, float eps, bool amsgrad, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()`
-    471 kernel "_fused_adamw_.tensor_lr" "aten::_fused_adamw_.tensor_lr" regen_kernel__fused_adamw_inplace_tensor_lr
+    505 kernel "_fused_adamw_.tensor_lr" "aten::_fused_adamw_.tensor_lr" regen_kernel__fused_adamw_inplace_tensor_lr
         fn _fused_adamw_inplace_tensor_lr(self_: TensorList<'_> = abi::regen_tensor_list, grads: TensorList<'_> = abi::regen_tensor_list, exp_avgs: TensorList<'_> = abi::regen_tensor_list, exp_avg_sqs: TensorList<'_> = abi::regen_tensor_list, max_exp_avg_sqs: TensorList<'_> = abi::regen_tensor_list, state_steps: TensorList<'_> = abi::regen_tensor_list, lr: TensorRef<'_> = abi::regen_tensor, beta1: f64 = f64, beta2: f64 = f64, weight_decay: f64 = f64, eps: f64 = f64, amsgrad: bool = bool, maximize: bool = bool, grad_scale: Option<TensorRef<'_>> = abi::regen_tensor, found_inf: Option<TensorRef<'_>> = abi::regen_tensor) -> () {};
     /// `aten::_fused_sgd_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] momentum_buffer_list, *, float weight_decay, float momentum, float lr, float dampening, bool nesterov, bool maximize, bool is_first_step, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()`
-    472 kernel "_fused_sgd_" "aten::_fused_sgd_" regen_kernel__fused_sgd_inplace
+    506 kernel "_fused_sgd_" "aten::_fused_sgd_" regen_kernel__fused_sgd_inplace
         fn _fused_sgd_inplace(self_: TensorList<'_> = abi::regen_tensor_list, grads: TensorList<'_> = abi::regen_tensor_list, momentum_buffer_list: TensorList<'_> = abi::regen_tensor_list, weight_decay: f64 = f64, momentum: f64 = f64, lr: f64 = f64, dampening: f64 = f64, nesterov: bool = bool, maximize: bool = bool, is_first_step: bool = bool, grad_scale: Option<TensorRef<'_>> = abi::regen_tensor, found_inf: Option<TensorRef<'_>> = abi::regen_tensor) -> () {};
     /// `aten::_fused_sgd_.tensor_lr(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] momentum_buffer_list, *, float weight_decay, float momentum, Tensor lr, float dampening, bool nesterov, bool maximize, bool is_first_step, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()`
-    473 kernel "_fused_sgd_.tensor_lr" "aten::_fused_sgd_.tensor_lr" regen_kernel__fused_sgd_inplace_tensor_lr
+    507 kernel "_fused_sgd_.tensor_lr" "aten::_fused_sgd_.tensor_lr" regen_kernel__fused_sgd_inplace_tensor_lr
         fn _fused_sgd_inplace_tensor_lr(self_: TensorList<'_> = abi::regen_tensor_list, grads: TensorList<'_> = abi::regen_tensor_list, momentum_buffer_list: TensorList<'_> = abi::regen_tensor_list, weight_decay: f64 = f64, momentum: f64 = f64, lr: TensorRef<'_> = abi::regen_tensor, dampening: f64 = f64, nesterov: bool = bool, maximize: bool = bool, is_first_step: bool = bool, grad_scale: Option<TensorRef<'_>> = abi::regen_tensor, found_inf: Option<TensorRef<'_>> = abi::regen_tensor) -> () {};
     /// `aten::_fused_adagrad_(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] state_sums, Tensor(d!)[] state_steps, *, float lr, float lr_decay, float weight_decay, float eps, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()`
-    474 kernel "_fused_adagrad_" "aten::_fused_adagrad_" regen_kernel__fused_adagrad_inplace
+    508 kernel "_fused_adagrad_" "aten::_fused_adagrad_" regen_kernel__fused_adagrad_inplace
         fn _fused_adagrad_inplace(self_: TensorList<'_> = abi::regen_tensor_list, grads: TensorList<'_> = abi::regen_tensor_list, state_sums: TensorList<'_> = abi::regen_tensor_list, state_steps: TensorList<'_> = abi::regen_tensor_list, lr: f64 = f64, lr_decay: f64 = f64, weight_decay: f64 = f64, eps: f64 = f64, maximize: bool = bool, grad_scale: Option<TensorRef<'_>> = abi::regen_tensor, found_inf: Option<TensorRef<'_>> = abi::regen_tensor) -> () {};
     /// `aten::_fused_adagrad_.tensor_lr(Tensor(a!)[] self, Tensor(b!)[] grads, Tensor(c!)[] state_sums, Tensor[] state_steps, *, Tensor lr, float lr_decay, float weight_decay, float eps, bool maximize, Tensor? grad_scale=None, Tensor? found_inf=None) -> ()`
-    475 kernel "_fused_adagrad_.tensor_lr" "aten::_fused_adagrad_.tensor_lr" regen_kernel__fused_adagrad_inplace_tensor_lr
+    509 kernel "_fused_adagrad_.tensor_lr" "aten::_fused_adagrad_.tensor_lr" regen_kernel__fused_adagrad_inplace_tensor_lr
         fn _fused_adagrad_inplace_tensor_lr(self_: TensorList<'_> = abi::regen_tensor_list, grads: TensorList<'_> = abi::regen_tensor_list, state_sums: TensorList<'_> = abi::regen_tensor_list, state_steps: TensorList<'_> = abi::regen_tensor_list, lr: TensorRef<'_> = abi::regen_tensor, lr_decay: f64 = f64, weight_decay: f64 = f64, eps: f64 = f64, maximize: bool = bool, grad_scale: Option<TensorRef<'_>> = abi::regen_tensor, found_inf: Option<TensorRef<'_>> = abi::regen_tensor) -> () {};
 }
 // The kernels of group `attention` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::AttentionKernels> {
     /// `aten::_fused_sdp_choice(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> int`
-    476 kernel "_fused_sdp_choice" "aten::_fused_sdp_choice" regen_kernel__fused_sdp_choice
+    510 kernel "_fused_sdp_choice" "aten::_fused_sdp_choice" regen_kernel__fused_sdp_choice
         fn _fused_sdp_choice(query: TensorRef<'_> = abi::regen_tensor, key: TensorRef<'_> = abi::regen_tensor, value: TensorRef<'_> = abi::regen_tensor, attn_mask: Option<TensorRef<'_>> = abi::regen_tensor, dropout_p: f64 = f64, is_causal: bool = bool, scale: Option<f64> = abi::regen_opt_f64, enable_gqa: bool = bool) -> i64 { regen_v0 => regen_r0: *mut i64 };
     /// `aten::_scaled_dot_product_fused_attention_overrideable(Tensor query, Tensor key, Tensor value, Tensor? attn_bias=None, float dropout_p=0.0, bool is_causal=False, bool return_debug_mask=False, *, float? scale=None) -> (Tensor output, Tensor logsumexp, Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q, SymInt max_k, Tensor philox_seed, Tensor philox_offset, Tensor debug_attn_mask)`
-    477 kernel "_scaled_dot_product_fused_attention_overrideable" "aten::_scaled_dot_product_fused_attention_overrideable" regen_kernel__scaled_dot_product_fused_attention_overrideable
+    511 kernel "_scaled_dot_product_fused_attention_overrideable" "aten::_scaled_dot_product_fused_attention_overrideable" regen_kernel__scaled_dot_product_fused_attention_overrideable
         fn _scaled_dot_product_fused_attention_overrideable(query: TensorRef<'_> = abi::regen_tensor, key: TensorRef<'_> = abi::regen_tensor, value: TensorRef<'_> = abi::regen_tensor, attn_bias: Option<TensorRef<'_>> = abi::regen_tensor, dropout_p: f64 = f64, is_causal: bool = bool, return_debug_mask: bool = bool, scale: Option<f64> = abi::regen_opt_f64) -> (Tensor, Tensor, Tensor, Tensor, i64, i64, Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor, regen_v3 => regen_r3: *mut abi::regen_tensor, regen_v4 => regen_r4: *mut i64, regen_v5 => regen_r5: *mut i64, regen_v6 => regen_r6: *mut abi::regen_tensor, regen_v7 => regen_r7: *mut abi::regen_tensor, regen_v8 => regen_r8: *mut abi::regen_tensor };
     /// `aten::_scaled_dot_product_fused_attention_overrideable_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor attn_bias, bool[4] grad_input_mask, Tensor out, Tensor logsumexp, Tensor cum_seq_q, Tensor cum_seq_k, SymInt max_q, SymInt max_k, float dropout_p, bool is_causal, Tensor philox_seed, Tensor philox_offset, *, float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value, Tensor grad_attn_bias)`
-    478 kernel "_scaled_dot_product_fused_attention_overrideable_backward" "aten::_scaled_dot_product_fused_attention_overrideable_backward" regen_kernel__scaled_dot_product_fused_attention_overrideable_backward
+    512 kernel "_scaled_dot_product_fused_attention_overrideable_backward" "aten::_scaled_dot_product_fused_attention_overrideable_backward" regen_kernel__scaled_dot_product_fused_attention_overrideable_backward
         fn _scaled_dot_product_fused_attention_overrideable_backward(grad_out: TensorRef<'_> = abi::regen_tensor, query: TensorRef<'_> = abi::regen_tensor, key: TensorRef<'_> = abi::regen_tensor, value: TensorRef<'_> = abi::regen_tensor, attn_bias: TensorRef<'_> = abi::regen_tensor, grad_input_mask: &[bool] = abi::regen_bool_list, out: TensorRef<'_> = abi::regen_tensor, logsumexp: TensorRef<'_> = abi::regen_tensor, cum_seq_q: TensorRef<'_> = abi::regen_tensor, cum_seq_k: TensorRef<'_> = abi::regen_tensor, max_q: i64 = i64, max_k: i64 = i64, dropout_p: f64 = f64, is_causal: bool = bool, philox_seed: TensorRef<'_> = abi::regen_tensor, philox_offset: TensorRef<'_> = abi::regen_tensor, scale: Option<f64> = abi::regen_opt_f64) -> (Tensor, Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor, regen_v3 => regen_r3: *mut abi::regen_tensor };
 }
 // The kernels of group `amp` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::AmpKernels> {
     /// `aten::_amp_foreach_non_finite_check_and_unscale_(Tensor(a!)[] self, Tensor(b!) found_inf, Tensor inv_scale) -> ()`
-    479 kernel "_amp_foreach_non_finite_check_and_unscale_" "aten::_amp_foreach_non_finite_check_and_unscale_" regen_kernel__amp_foreach_non_finite_check_and_unscale_inplace
+    513 kernel "_amp_foreach_non_finite_check_and_unscale_" "aten::_amp_foreach_non_finite_check_and_unscale_" regen_kernel__amp_foreach_non_finite_check_and_unscale_inplace
         fn _amp_foreach_non_finite_check_and_unscale_inplace(self_: TensorList<'_> = abi::regen_tensor_list, found_inf: TensorRef<'_> = abi::regen_tensor, inv_scale: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_amp_update_scale_(Tensor(a!) self, Tensor(b!) growth_tracker, Tensor found_inf, float scale_growth_factor, float scale_backoff_factor, int growth_interval) -> Tensor(a!)`
-    480 kernel "_amp_update_scale_" "aten::_amp_update_scale_" regen_kernel__amp_update_scale_inplace
+    514 kernel "_amp_update_scale_" "aten::_amp_update_scale_" regen_kernel__amp_update_scale_inplace
         fn _amp_update_scale_inplace(self_: TensorRef<'_> = abi::regen_tensor, growth_tracker: TensorRef<'_> = abi::regen_tensor, found_inf: TensorRef<'_> = abi::regen_tensor, scale_growth_factor: f64 = f64, scale_backoff_factor: f64 = f64, growth_interval: i64 = i64) -> () {};
 }
 // The kernels of group `loss` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::LossKernels> {
     /// `aten::binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor`
-    481 kernel "binary_cross_entropy" "aten::binary_cross_entropy" regen_kernel_binary_cross_entropy
+    515 kernel "binary_cross_entropy" "aten::binary_cross_entropy" regen_kernel_binary_cross_entropy
         fn binary_cross_entropy(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::binary_cross_entropy.out(Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)`
-    482 kernel "binary_cross_entropy.out" "aten::binary_cross_entropy.out" regen_kernel_binary_cross_entropy_out
+    516 kernel "binary_cross_entropy.out" "aten::binary_cross_entropy.out" regen_kernel_binary_cross_entropy_out
         fn binary_cross_entropy_out(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::binary_cross_entropy_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean) -> Tensor`
-    483 kernel "binary_cross_entropy_backward" "aten::binary_cross_entropy_backward" regen_kernel_binary_cross_entropy_backward
+    517 kernel "binary_cross_entropy_backward" "aten::binary_cross_entropy_backward" regen_kernel_binary_cross_entropy_backward
         fn binary_cross_entropy_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::binary_cross_entropy_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    484 kernel "binary_cross_entropy_backward.grad_input" "aten::binary_cross_entropy_backward.grad_input" regen_kernel_binary_cross_entropy_backward_grad_input
+    518 kernel "binary_cross_entropy_backward.grad_input" "aten::binary_cross_entropy_backward.grad_input" regen_kernel_binary_cross_entropy_backward_grad_input
         fn binary_cross_entropy_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::mse_loss.out(Tensor self, Tensor target, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)`
-    485 kernel "mse_loss.out" "aten::mse_loss.out" regen_kernel_mse_loss_out
+    519 kernel "mse_loss.out" "aten::mse_loss.out" regen_kernel_mse_loss_out
         fn mse_loss_out(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::mse_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    486 kernel "mse_loss_backward.grad_input" "aten::mse_loss_backward.grad_input" regen_kernel_mse_loss_backward_grad_input
+    520 kernel "mse_loss_backward.grad_input" "aten::mse_loss_backward.grad_input" regen_kernel_mse_loss_backward_grad_input
         fn mse_loss_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor`
-    487 kernel "mse_loss_backward" "aten::mse_loss_backward" regen_kernel_mse_loss_backward
+    521 kernel "mse_loss_backward" "aten::mse_loss_backward" regen_kernel_mse_loss_backward
         fn mse_loss_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::multi_margin_loss.out(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) out) -> Tensor(a!)`
-    488 kernel "multi_margin_loss.out" "aten::multi_margin_loss.out" regen_kernel_multi_margin_loss_out
+    522 kernel "multi_margin_loss.out" "aten::multi_margin_loss.out" regen_kernel_multi_margin_loss_out
         fn multi_margin_loss_out(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, p: Scalar = abi::regen_scalar, margin: Scalar = abi::regen_scalar, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::multi_margin_loss(Tensor self, Tensor target, Scalar p=1, Scalar margin=1, Tensor? weight=None, int reduction=Mean) -> Tensor`
-    489 kernel "multi_margin_loss" "aten::multi_margin_loss" regen_kernel_multi_margin_loss
+    523 kernel "multi_margin_loss" "aten::multi_margin_loss" regen_kernel_multi_margin_loss
         fn multi_margin_loss(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, p: Scalar = abi::regen_scalar, margin: Scalar = abi::regen_scalar, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::multi_margin_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    490 kernel "multi_margin_loss_backward.grad_input" "aten::multi_margin_loss_backward.grad_input" regen_kernel_multi_margin_loss_backward_grad_input
+    524 kernel "multi_margin_loss_backward.grad_input" "aten::multi_margin_loss_backward.grad_input" regen_kernel_multi_margin_loss_backward_grad_input
         fn multi_margin_loss_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, p: Scalar = abi::regen_scalar, margin: Scalar = abi::regen_scalar, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::multi_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, Scalar p, Scalar margin, Tensor? weight=None, int reduction=Mean) -> Tensor`
-    491 kernel "multi_margin_loss_backward" "aten::multi_margin_loss_backward" regen_kernel_multi_margin_loss_backward
+    525 kernel "multi_margin_loss_backward" "aten::multi_margin_loss_backward" regen_kernel_multi_margin_loss_backward
         fn multi_margin_loss_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, p: Scalar = abi::regen_scalar, margin: Scalar = abi::regen_scalar, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::multilabel_margin_loss_forward.output(Tensor self, Tensor target, int reduction, *, Tensor(a!) output, Tensor(b!) is_target) -> (Tensor(a!), Tensor(b!))`
-    492 kernel "multilabel_margin_loss_forward.output" "aten::multilabel_margin_loss_forward.output" regen_kernel_multilabel_margin_loss_forward_output
+    526 kernel "multilabel_margin_loss_forward.output" "aten::multilabel_margin_loss_forward.output" regen_kernel_multilabel_margin_loss_forward_output
         fn multilabel_margin_loss_forward_output(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, output: TensorRef<'_> = abi::regen_tensor, is_target: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::multilabel_margin_loss_forward(Tensor self, Tensor target, int reduction) -> (Tensor output, Tensor is_target)`
-    493 kernel "multilabel_margin_loss_forward" "aten::multilabel_margin_loss_forward" regen_kernel_multilabel_margin_loss_forward
+    527 kernel "multilabel_margin_loss_forward" "aten::multilabel_margin_loss_forward" regen_kernel_multilabel_margin_loss_forward
         fn multilabel_margin_loss_forward(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::multilabel_margin_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    494 kernel "multilabel_margin_loss_backward.grad_input" "aten::multilabel_margin_loss_backward.grad_input" regen_kernel_multilabel_margin_loss_backward_grad_input
+    528 kernel "multilabel_margin_loss_backward.grad_input" "aten::multilabel_margin_loss_backward.grad_input" regen_kernel_multilabel_margin_loss_backward_grad_input
         fn multilabel_margin_loss_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, is_target: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::multilabel_margin_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction, Tensor is_target) -> Tensor`
-    495 kernel "multilabel_margin_loss_backward" "aten::multilabel_margin_loss_backward" regen_kernel_multilabel_margin_loss_backward
+    529 kernel "multilabel_margin_loss_backward" "aten::multilabel_margin_loss_backward" regen_kernel_multilabel_margin_loss_backward
         fn multilabel_margin_loss_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, is_target: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::nll_loss_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))`
-    496 kernel "nll_loss_forward.output" "aten::nll_loss_forward.output" regen_kernel_nll_loss_forward_output
+    530 kernel "nll_loss_forward.output" "aten::nll_loss_forward.output" regen_kernel_nll_loss_forward_output
         fn nll_loss_forward_output(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, ignore_index: i64 = i64, output: TensorRef<'_> = abi::regen_tensor, total_weight: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::nll_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    497 kernel "nll_loss_backward.grad_input" "aten::nll_loss_backward.grad_input" regen_kernel_nll_loss_backward_grad_input
+    531 kernel "nll_loss_backward.grad_input" "aten::nll_loss_backward.grad_input" regen_kernel_nll_loss_backward_grad_input
         fn nll_loss_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, ignore_index: i64 = i64, total_weight: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::nll_loss2d_forward.output(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, *, Tensor(a!) output, Tensor(b!) total_weight) -> (Tensor(a!), Tensor(b!))`
-    498 kernel "nll_loss2d_forward.output" "aten::nll_loss2d_forward.output" regen_kernel_nll_loss2d_forward_output
+    532 kernel "nll_loss2d_forward.output" "aten::nll_loss2d_forward.output" regen_kernel_nll_loss2d_forward_output
         fn nll_loss2d_forward_output(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, ignore_index: i64 = i64, output: TensorRef<'_> = abi::regen_tensor, total_weight: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::nll_loss2d_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)`
-    499 kernel "nll_loss2d_forward" "aten::nll_loss2d_forward" regen_kernel_nll_loss2d_forward
+    533 kernel "nll_loss2d_forward" "aten::nll_loss2d_forward" regen_kernel_nll_loss2d_forward
         fn nll_loss2d_forward(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, ignore_index: i64 = i64) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::nll_loss2d_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    500 kernel "nll_loss2d_backward.grad_input" "aten::nll_loss2d_backward.grad_input" regen_kernel_nll_loss2d_backward_grad_input
+    534 kernel "nll_loss2d_backward.grad_input" "aten::nll_loss2d_backward.grad_input" regen_kernel_nll_loss2d_backward_grad_input
         fn nll_loss2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, ignore_index: i64 = i64, total_weight: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::nll_loss2d_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor`
-    501 kernel "nll_loss2d_backward" "aten::nll_loss2d_backward" regen_kernel_nll_loss2d_backward
+    535 kernel "nll_loss2d_backward" "aten::nll_loss2d_backward" regen_kernel_nll_loss2d_backward
         fn nll_loss2d_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, weight: Option<TensorRef<'_>> = abi::regen_tensor, reduction: i64 = i64, ignore_index: i64 = i64, total_weight: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::smooth_l1_loss.out(Tensor self, Tensor target, int reduction=Mean, float beta=1.0, *, Tensor(a!) out) -> Tensor(a!)`
-    502 kernel "smooth_l1_loss.out" "aten::smooth_l1_loss.out" regen_kernel_smooth_l1_loss_out
+    536 kernel "smooth_l1_loss.out" "aten::smooth_l1_loss.out" regen_kernel_smooth_l1_loss_out
         fn smooth_l1_loss_out(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, beta: f64 = f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::smooth_l1_loss_backward.grad_input(Tensor grad_output, Tensor self, Tensor target, int reduction, float beta, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    503 kernel "smooth_l1_loss_backward.grad_input" "aten::smooth_l1_loss_backward.grad_input" regen_kernel_smooth_l1_loss_backward_grad_input
+    537 kernel "smooth_l1_loss_backward.grad_input" "aten::smooth_l1_loss_backward.grad_input" regen_kernel_smooth_l1_loss_backward_grad_input
         fn smooth_l1_loss_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, beta: f64 = f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::huber_loss.out(Tensor self, Tensor target, int reduction=Mean, float delta=1.0, *, Tensor(a!) out) -> Tensor(a!)`
-    504 kernel "huber_loss.out" "aten::huber_loss.out" regen_kernel_huber_loss_out
+    538 kernel "huber_loss.out" "aten::huber_loss.out" regen_kernel_huber_loss_out
         fn huber_loss_out(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, delta: f64 = f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::huber_loss(Tensor self, Tensor target, int reduction=Mean, float delta=1.0) -> Tensor`
-    505 kernel "huber_loss" "aten::huber_loss" regen_kernel_huber_loss
+    539 kernel "huber_loss" "aten::huber_loss" regen_kernel_huber_loss
         fn huber_loss(self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, delta: f64 = f64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::huber_loss_backward.out(Tensor grad_output, Tensor self, Tensor target, int reduction, float delta, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    506 kernel "huber_loss_backward.out" "aten::huber_loss_backward.out" regen_kernel_huber_loss_backward_out
+    540 kernel "huber_loss_backward.out" "aten::huber_loss_backward.out" regen_kernel_huber_loss_backward_out
         fn huber_loss_backward_out(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, target: TensorRef<'_> = abi::regen_tensor, reduction: i64 = i64, delta: f64 = f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
 // The kernels of group `pool` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::PoolKernels> {
     /// `aten::adaptive_avg_pool2d.out(Tensor self, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)`
-    507 kernel "adaptive_avg_pool2d.out" "aten::adaptive_avg_pool2d.out" regen_kernel_adaptive_avg_pool2d_out
+    541 kernel "adaptive_avg_pool2d.out" "aten::adaptive_avg_pool2d.out" regen_kernel_adaptive_avg_pool2d_out
         fn adaptive_avg_pool2d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor`
-    508 kernel "_adaptive_avg_pool2d" "aten::_adaptive_avg_pool2d" regen_kernel__adaptive_avg_pool2d
+    542 kernel "_adaptive_avg_pool2d" "aten::_adaptive_avg_pool2d" regen_kernel__adaptive_avg_pool2d
         fn _adaptive_avg_pool2d(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor`
-    509 kernel "_adaptive_avg_pool2d_backward" "aten::_adaptive_avg_pool2d_backward" regen_kernel__adaptive_avg_pool2d_backward
+    543 kernel "_adaptive_avg_pool2d_backward" "aten::_adaptive_avg_pool2d_backward" regen_kernel__adaptive_avg_pool2d_backward
         fn _adaptive_avg_pool2d_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::adaptive_avg_pool3d.out(Tensor self, SymInt[3] output_size, *, Tensor(a!) out) -> Tensor(a!)`
-    510 kernel "adaptive_avg_pool3d.out" "aten::adaptive_avg_pool3d.out" regen_kernel_adaptive_avg_pool3d_out
+    544 kernel "adaptive_avg_pool3d.out" "aten::adaptive_avg_pool3d.out" regen_kernel_adaptive_avg_pool3d_out
         fn adaptive_avg_pool3d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_adaptive_avg_pool3d(Tensor self, SymInt[3] output_size) -> Tensor`
-    511 kernel "_adaptive_avg_pool3d" "aten::_adaptive_avg_pool3d" regen_kernel__adaptive_avg_pool3d
+    545 kernel "_adaptive_avg_pool3d" "aten::_adaptive_avg_pool3d" regen_kernel__adaptive_avg_pool3d
         fn _adaptive_avg_pool3d(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::adaptive_avg_pool3d_backward.grad_input(Tensor grad_output, Tensor self, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    512 kernel "adaptive_avg_pool3d_backward.grad_input" "aten::adaptive_avg_pool3d_backward.grad_input" regen_kernel_adaptive_avg_pool3d_backward_grad_input
+    546 kernel "adaptive_avg_pool3d_backward.grad_input" "aten::adaptive_avg_pool3d_backward.grad_input" regen_kernel_adaptive_avg_pool3d_backward_grad_input
         fn adaptive_avg_pool3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_adaptive_avg_pool3d_backward(Tensor grad_output, Tensor self) -> Tensor`
-    513 kernel "_adaptive_avg_pool3d_backward" "aten::_adaptive_avg_pool3d_backward" regen_kernel__adaptive_avg_pool3d_backward
+    547 kernel "_adaptive_avg_pool3d_backward" "aten::_adaptive_avg_pool3d_backward" regen_kernel__adaptive_avg_pool3d_backward
         fn _adaptive_avg_pool3d_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::adaptive_max_pool2d.out(Tensor self, int[2] output_size, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
-    514 kernel "adaptive_max_pool2d.out" "aten::adaptive_max_pool2d.out" regen_kernel_adaptive_max_pool2d_out
+    548 kernel "adaptive_max_pool2d.out" "aten::adaptive_max_pool2d.out" regen_kernel_adaptive_max_pool2d_out
         fn adaptive_max_pool2d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::adaptive_max_pool2d_backward.grad_input(Tensor grad_output, Tensor self, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    515 kernel "adaptive_max_pool2d_backward.grad_input" "aten::adaptive_max_pool2d_backward.grad_input" regen_kernel_adaptive_max_pool2d_backward_grad_input
+    549 kernel "adaptive_max_pool2d_backward.grad_input" "aten::adaptive_max_pool2d_backward.grad_input" regen_kernel_adaptive_max_pool2d_backward_grad_input
         fn adaptive_max_pool2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::adaptive_max_pool3d.out(Tensor self, int[3] output_size, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
-    516 kernel "adaptive_max_pool3d.out" "aten::adaptive_max_pool3d.out" regen_kernel_adaptive_max_pool3d_out
+    550 kernel "adaptive_max_pool3d.out" "aten::adaptive_max_pool3d.out" regen_kernel_adaptive_max_pool3d_out
         fn adaptive_max_pool3d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::adaptive_max_pool3d_backward.grad_input(Tensor grad_output, Tensor self, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    517 kernel "adaptive_max_pool3d_backward.grad_input" "aten::adaptive_max_pool3d_backward.grad_input" regen_kernel_adaptive_max_pool3d_backward_grad_input
+    551 kernel "adaptive_max_pool3d_backward.grad_input" "aten::adaptive_max_pool3d_backward.grad_input" regen_kernel_adaptive_max_pool3d_backward_grad_input
         fn adaptive_max_pool3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::avg_pool2d.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)`
-    518 kernel "avg_pool2d.out" "aten::avg_pool2d.out" regen_kernel_avg_pool2d_out
+    552 kernel "avg_pool2d.out" "aten::avg_pool2d.out" regen_kernel_avg_pool2d_out
         fn avg_pool2d_out(self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool, count_include_pad: bool = bool, divisor_override: Option<i64> = abi::regen_opt_i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::avg_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    519 kernel "avg_pool2d_backward.grad_input" "aten::avg_pool2d_backward.grad_input" regen_kernel_avg_pool2d_backward_grad_input
+    553 kernel "avg_pool2d_backward.grad_input" "aten::avg_pool2d_backward.grad_input" regen_kernel_avg_pool2d_backward_grad_input
         fn avg_pool2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool, count_include_pad: bool = bool, divisor_override: Option<i64> = abi::regen_opt_i64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::avg_pool3d.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None, *, Tensor(a!) out) -> Tensor(a!)`
-    520 kernel "avg_pool3d.out" "aten::avg_pool3d.out" regen_kernel_avg_pool3d_out
+    554 kernel "avg_pool3d.out" "aten::avg_pool3d.out" regen_kernel_avg_pool3d_out
         fn avg_pool3d_out(self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool, count_include_pad: bool = bool, divisor_override: Option<i64> = abi::regen_opt_i64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::avg_pool3d_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, bool ceil_mode, bool count_include_pad, int? divisor_override, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    521 kernel "avg_pool3d_backward.grad_input" "aten::avg_pool3d_backward.grad_input" regen_kernel_avg_pool3d_backward_grad_input
+    555 kernel "avg_pool3d_backward.grad_input" "aten::avg_pool3d_backward.grad_input" regen_kernel_avg_pool3d_backward_grad_input
         fn avg_pool3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool, count_include_pad: bool = bool, divisor_override: Option<i64> = abi::regen_opt_i64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::fractional_max_pool2d.output(Tensor self, int[2] kernel_size, int[2] output_size, Tensor random_samples, *, Tensor(a!) output, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
-    522 kernel "fractional_max_pool2d.output" "aten::fractional_max_pool2d.output" regen_kernel_fractional_max_pool2d_output
+    556 kernel "fractional_max_pool2d.output" "aten::fractional_max_pool2d.output" regen_kernel_fractional_max_pool2d_output
         fn fractional_max_pool2d_output(self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, output_size: &[i64] = abi::regen_i64_list, random_samples: TensorRef<'_> = abi::regen_tensor, output: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::fractional_max_pool2d_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] output_size, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    523 kernel "fractional_max_pool2d_backward.grad_input" "aten::fractional_max_pool2d_backward.grad_input" regen_kernel_fractional_max_pool2d_backward_grad_input
+    557 kernel "fractional_max_pool2d_backward.grad_input" "aten::fractional_max_pool2d_backward.grad_input" regen_kernel_fractional_max_pool2d_backward_grad_input
         fn fractional_max_pool2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, output_size: &[i64] = abi::regen_i64_list, indices: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::fractional_max_pool3d.output(Tensor self, int[3] kernel_size, int[3] output_size, Tensor random_samples, *, Tensor(a!) output, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
-    524 kernel "fractional_max_pool3d.output" "aten::fractional_max_pool3d.output" regen_kernel_fractional_max_pool3d_output
+    558 kernel "fractional_max_pool3d.output" "aten::fractional_max_pool3d.output" regen_kernel_fractional_max_pool3d_output
         fn fractional_max_pool3d_output(self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, output_size: &[i64] = abi::regen_i64_list, random_samples: TensorRef<'_> = abi::regen_tensor, output: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::fractional_max_pool3d_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    525 kernel "fractional_max_pool3d_backward.grad_input" "aten::fractional_max_pool3d_backward.grad_input" regen_kernel_fractional_max_pool3d_backward_grad_input
+    559 kernel "fractional_max_pool3d_backward.grad_input" "aten::fractional_max_pool3d_backward.grad_input" regen_kernel_fractional_max_pool3d_backward_grad_input
         fn fractional_max_pool3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, output_size: &[i64] = abi::regen_i64_list, indices: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::fractional_max_pool3d_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] output_size, Tensor indices) -> Tensor`
-    526 kernel "fractional_max_pool3d_backward" "aten::fractional_max_pool3d_backward" regen_kernel_fractional_max_pool3d_backward
+    560 kernel "fractional_max_pool3d_backward" "aten::fractional_max_pool3d_backward" regen_kernel_fractional_max_pool3d_backward
         fn fractional_max_pool3d_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, output_size: &[i64] = abi::regen_i64_list, indices: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::max_pool2d_with_indices.out(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
-    527 kernel "max_pool2d_with_indices.out" "aten::max_pool2d_with_indices.out" regen_kernel_max_pool2d_with_indices_out
+    561 kernel "max_pool2d_with_indices.out" "aten::max_pool2d_with_indices.out" regen_kernel_max_pool2d_with_indices_out
         fn max_pool2d_with_indices_out(self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool, out: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::max_pool2d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    528 kernel "max_pool2d_with_indices_backward.grad_input" "aten::max_pool2d_with_indices_backward.grad_input" regen_kernel_max_pool2d_with_indices_backward_grad_input
+    562 kernel "max_pool2d_with_indices_backward.grad_input" "aten::max_pool2d_with_indices_backward.grad_input" regen_kernel_max_pool2d_with_indices_backward_grad_input
         fn max_pool2d_with_indices_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool, indices: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::max_pool3d_with_indices.out(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False, *, Tensor(a!) out, Tensor(b!) indices) -> (Tensor(a!), Tensor(b!))`
-    529 kernel "max_pool3d_with_indices.out" "aten::max_pool3d_with_indices.out" regen_kernel_max_pool3d_with_indices_out
+    563 kernel "max_pool3d_with_indices.out" "aten::max_pool3d_with_indices.out" regen_kernel_max_pool3d_with_indices_out
         fn max_pool3d_with_indices_out(self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool, out: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)`
-    530 kernel "max_pool3d_with_indices" "aten::max_pool3d_with_indices" regen_kernel_max_pool3d_with_indices
+    564 kernel "max_pool3d_with_indices" "aten::max_pool3d_with_indices" regen_kernel_max_pool3d_with_indices
         fn max_pool3d_with_indices(self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::max_pool3d_with_indices_backward.grad_input(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    531 kernel "max_pool3d_with_indices_backward.grad_input" "aten::max_pool3d_with_indices_backward.grad_input" regen_kernel_max_pool3d_with_indices_backward_grad_input
+    565 kernel "max_pool3d_with_indices_backward.grad_input" "aten::max_pool3d_with_indices_backward.grad_input" regen_kernel_max_pool3d_with_indices_backward_grad_input
         fn max_pool3d_with_indices_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool, indices: TensorRef<'_> = abi::regen_tensor, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::max_pool3d_with_indices_backward(Tensor grad_output, Tensor self, int[3] kernel_size, int[3] stride, int[3] padding, int[3] dilation, bool ceil_mode, Tensor indices) -> Tensor`
-    532 kernel "max_pool3d_with_indices_backward" "aten::max_pool3d_with_indices_backward" regen_kernel_max_pool3d_with_indices_backward
+    566 kernel "max_pool3d_with_indices_backward" "aten::max_pool3d_with_indices_backward" regen_kernel_max_pool3d_with_indices_backward
         fn max_pool3d_with_indices_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, kernel_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, dilation: &[i64] = abi::regen_i64_list, ceil_mode: bool = bool, indices: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::max_unpool2d.out(Tensor self, Tensor indices, SymInt[2] output_size, *, Tensor(a!) out) -> Tensor(a!)`
-    533 kernel "max_unpool2d.out" "aten::max_unpool2d.out" regen_kernel_max_unpool2d_out
+    567 kernel "max_unpool2d.out" "aten::max_unpool2d.out" regen_kernel_max_unpool2d_out
         fn max_unpool2d_out(self_: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::max_unpool2d(Tensor self, Tensor indices, SymInt[2] output_size) -> Tensor`
-    534 kernel "max_unpool2d" "aten::max_unpool2d" regen_kernel_max_unpool2d
+    568 kernel "max_unpool2d" "aten::max_unpool2d" regen_kernel_max_unpool2d
         fn max_unpool2d(self_: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::max_unpool3d.out(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding, *, Tensor(a!) out) -> Tensor(a!)`
-    535 kernel "max_unpool3d.out" "aten::max_unpool3d.out" regen_kernel_max_unpool3d_out
+    569 kernel "max_unpool3d.out" "aten::max_unpool3d.out" regen_kernel_max_unpool3d_out
         fn max_unpool3d_out(self_: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::max_unpool3d(Tensor self, Tensor indices, SymInt[3] output_size, int[3] stride, int[3] padding) -> Tensor`
-    536 kernel "max_unpool3d" "aten::max_unpool3d" regen_kernel_max_unpool3d
+    570 kernel "max_unpool3d" "aten::max_unpool3d" regen_kernel_max_unpool3d
         fn max_unpool3d(self_: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, stride: &[i64] = abi::regen_i64_list, padding: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::upsample_nearest1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)`
-    537 kernel "upsample_nearest1d.out" "aten::upsample_nearest1d.out" regen_kernel_upsample_nearest1d_out
+    571 kernel "upsample_nearest1d.out" "aten::upsample_nearest1d.out" regen_kernel_upsample_nearest1d_out
         fn upsample_nearest1d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, scales: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_upsample_nearest_exact1d.out(Tensor self, SymInt[1] output_size, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)`
-    538 kernel "_upsample_nearest_exact1d.out" "aten::_upsample_nearest_exact1d.out" regen_kernel__upsample_nearest_exact1d_out
+    572 kernel "_upsample_nearest_exact1d.out" "aten::_upsample_nearest_exact1d.out" regen_kernel__upsample_nearest_exact1d_out
         fn _upsample_nearest_exact1d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, scales: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_nearest1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    539 kernel "upsample_nearest1d_backward.grad_input" "aten::upsample_nearest1d_backward.grad_input" regen_kernel_upsample_nearest1d_backward_grad_input
+    573 kernel "upsample_nearest1d_backward.grad_input" "aten::upsample_nearest1d_backward.grad_input" regen_kernel_upsample_nearest1d_backward_grad_input
         fn upsample_nearest1d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, scales: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_upsample_nearest_exact1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    540 kernel "_upsample_nearest_exact1d_backward.grad_input" "aten::_upsample_nearest_exact1d_backward.grad_input" regen_kernel__upsample_nearest_exact1d_backward_grad_input
+    574 kernel "_upsample_nearest_exact1d_backward.grad_input" "aten::_upsample_nearest_exact1d_backward.grad_input" regen_kernel__upsample_nearest_exact1d_backward_grad_input
         fn _upsample_nearest_exact1d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, scales: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_nearest2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
-    541 kernel "upsample_nearest2d.out" "aten::upsample_nearest2d.out" regen_kernel_upsample_nearest2d_out
+    575 kernel "upsample_nearest2d.out" "aten::upsample_nearest2d.out" regen_kernel_upsample_nearest2d_out
         fn upsample_nearest2d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_upsample_nearest_exact2d.out(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
-    542 kernel "_upsample_nearest_exact2d.out" "aten::_upsample_nearest_exact2d.out" regen_kernel__upsample_nearest_exact2d_out
+    576 kernel "_upsample_nearest_exact2d.out" "aten::_upsample_nearest_exact2d.out" regen_kernel__upsample_nearest_exact2d_out
         fn _upsample_nearest_exact2d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_nearest2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    543 kernel "upsample_nearest2d_backward.grad_input" "aten::upsample_nearest2d_backward.grad_input" regen_kernel_upsample_nearest2d_backward_grad_input
+    577 kernel "upsample_nearest2d_backward.grad_input" "aten::upsample_nearest2d_backward.grad_input" regen_kernel_upsample_nearest2d_backward_grad_input
         fn upsample_nearest2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_upsample_nearest_exact2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    544 kernel "_upsample_nearest_exact2d_backward.grad_input" "aten::_upsample_nearest_exact2d_backward.grad_input" regen_kernel__upsample_nearest_exact2d_backward_grad_input
+    578 kernel "_upsample_nearest_exact2d_backward.grad_input" "aten::_upsample_nearest_exact2d_backward.grad_input" regen_kernel__upsample_nearest_exact2d_backward_grad_input
         fn _upsample_nearest_exact2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_nearest3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
-    545 kernel "upsample_nearest3d.out" "aten::upsample_nearest3d.out" regen_kernel_upsample_nearest3d_out
+    579 kernel "upsample_nearest3d.out" "aten::upsample_nearest3d.out" regen_kernel_upsample_nearest3d_out
         fn upsample_nearest3d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, scales_d: Option<f64> = abi::regen_opt_f64, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_upsample_nearest_exact3d.out(Tensor self, SymInt[3] output_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
-    546 kernel "_upsample_nearest_exact3d.out" "aten::_upsample_nearest_exact3d.out" regen_kernel__upsample_nearest_exact3d_out
+    580 kernel "_upsample_nearest_exact3d.out" "aten::_upsample_nearest_exact3d.out" regen_kernel__upsample_nearest_exact3d_out
         fn _upsample_nearest_exact3d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, scales_d: Option<f64> = abi::regen_opt_f64, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_nearest3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    547 kernel "upsample_nearest3d_backward.grad_input" "aten::upsample_nearest3d_backward.grad_input" regen_kernel_upsample_nearest3d_backward_grad_input
+    581 kernel "upsample_nearest3d_backward.grad_input" "aten::upsample_nearest3d_backward.grad_input" regen_kernel_upsample_nearest3d_backward_grad_input
         fn upsample_nearest3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, scales_d: Option<f64> = abi::regen_opt_f64, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_upsample_nearest_exact3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    548 kernel "_upsample_nearest_exact3d_backward.grad_input" "aten::_upsample_nearest_exact3d_backward.grad_input" regen_kernel__upsample_nearest_exact3d_backward_grad_input
+    582 kernel "_upsample_nearest_exact3d_backward.grad_input" "aten::_upsample_nearest_exact3d_backward.grad_input" regen_kernel__upsample_nearest_exact3d_backward_grad_input
         fn _upsample_nearest_exact3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, scales_d: Option<f64> = abi::regen_opt_f64, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
 // The kernels of group `resample` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::ResampleKernels> {
     /// `aten::grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`
-    549 kernel "grid_sampler_2d" "aten::grid_sampler_2d" regen_kernel_grid_sampler_2d
+    583 kernel "grid_sampler_2d" "aten::grid_sampler_2d" regen_kernel_grid_sampler_2d
         fn grid_sampler_2d(input: TensorRef<'_> = abi::regen_tensor, grid: TensorRef<'_> = abi::regen_tensor, interpolation_mode: i64 = i64, padding_mode: i64 = i64, align_corners: bool = bool) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)`
-    550 kernel "grid_sampler_2d_backward" "aten::grid_sampler_2d_backward" regen_kernel_grid_sampler_2d_backward
+    584 kernel "grid_sampler_2d_backward" "aten::grid_sampler_2d_backward" regen_kernel_grid_sampler_2d_backward
         fn grid_sampler_2d_backward(grad_output: TensorRef<'_> = abi::regen_tensor, input: TensorRef<'_> = abi::regen_tensor, grid: TensorRef<'_> = abi::regen_tensor, interpolation_mode: i64 = i64, padding_mode: i64 = i64, align_corners: bool = bool, output_mask: &[bool] = abi::regen_bool_list) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor`
-    551 kernel "grid_sampler_3d" "aten::grid_sampler_3d" regen_kernel_grid_sampler_3d
+    585 kernel "grid_sampler_3d" "aten::grid_sampler_3d" regen_kernel_grid_sampler_3d
         fn grid_sampler_3d(input: TensorRef<'_> = abi::regen_tensor, grid: TensorRef<'_> = abi::regen_tensor, interpolation_mode: i64 = i64, padding_mode: i64 = i64, align_corners: bool = bool) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::grid_sampler_3d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)`
-    552 kernel "grid_sampler_3d_backward" "aten::grid_sampler_3d_backward" regen_kernel_grid_sampler_3d_backward
+    586 kernel "grid_sampler_3d_backward" "aten::grid_sampler_3d_backward" regen_kernel_grid_sampler_3d_backward
         fn grid_sampler_3d_backward(grad_output: TensorRef<'_> = abi::regen_tensor, input: TensorRef<'_> = abi::regen_tensor, grid: TensorRef<'_> = abi::regen_tensor, interpolation_mode: i64 = i64, padding_mode: i64 = i64, align_corners: bool = bool, output_mask: &[bool] = abi::regen_bool_list) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::reflection_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)`
-    553 kernel "reflection_pad1d.out" "aten::reflection_pad1d.out" regen_kernel_reflection_pad1d_out
+    587 kernel "reflection_pad1d.out" "aten::reflection_pad1d.out" regen_kernel_reflection_pad1d_out
         fn reflection_pad1d_out(self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::reflection_pad1d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[2] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    554 kernel "reflection_pad1d_backward.grad_input" "aten::reflection_pad1d_backward.grad_input" regen_kernel_reflection_pad1d_backward_grad_input
+    588 kernel "reflection_pad1d_backward.grad_input" "aten::reflection_pad1d_backward.grad_input" regen_kernel_reflection_pad1d_backward_grad_input
         fn reflection_pad1d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::reflection_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)`
-    555 kernel "reflection_pad2d.out" "aten::reflection_pad2d.out" regen_kernel_reflection_pad2d_out
+    589 kernel "reflection_pad2d.out" "aten::reflection_pad2d.out" regen_kernel_reflection_pad2d_out
         fn reflection_pad2d_out(self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor`
-    556 kernel "reflection_pad2d" "aten::reflection_pad2d" regen_kernel_reflection_pad2d
+    590 kernel "reflection_pad2d" "aten::reflection_pad2d" regen_kernel_reflection_pad2d
         fn reflection_pad2d(self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::reflection_pad2d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[4] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    557 kernel "reflection_pad2d_backward.grad_input" "aten::reflection_pad2d_backward.grad_input" regen_kernel_reflection_pad2d_backward_grad_input
+    591 kernel "reflection_pad2d_backward.grad_input" "aten::reflection_pad2d_backward.grad_input" regen_kernel_reflection_pad2d_backward_grad_input
         fn reflection_pad2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor`
-    558 kernel "reflection_pad2d_backward" "aten::reflection_pad2d_backward" regen_kernel_reflection_pad2d_backward
+    592 kernel "reflection_pad2d_backward" "aten::reflection_pad2d_backward" regen_kernel_reflection_pad2d_backward
         fn reflection_pad2d_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::reflection_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)`
-    559 kernel "reflection_pad3d.out" "aten::reflection_pad3d.out" regen_kernel_reflection_pad3d_out
+    593 kernel "reflection_pad3d.out" "aten::reflection_pad3d.out" regen_kernel_reflection_pad3d_out
         fn reflection_pad3d_out(self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::reflection_pad3d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[6] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    560 kernel "reflection_pad3d_backward.grad_input" "aten::reflection_pad3d_backward.grad_input" regen_kernel_reflection_pad3d_backward_grad_input
+    594 kernel "reflection_pad3d_backward.grad_input" "aten::reflection_pad3d_backward.grad_input" regen_kernel_reflection_pad3d_backward_grad_input
         fn reflection_pad3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::replication_pad1d.out(Tensor self, SymInt[2] padding, *, Tensor(a!) out) -> Tensor(a!)`
-    561 kernel "replication_pad1d.out" "aten::replication_pad1d.out" regen_kernel_replication_pad1d_out
+    595 kernel "replication_pad1d.out" "aten::replication_pad1d.out" regen_kernel_replication_pad1d_out
         fn replication_pad1d_out(self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::replication_pad1d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[2] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    562 kernel "replication_pad1d_backward.grad_input" "aten::replication_pad1d_backward.grad_input" regen_kernel_replication_pad1d_backward_grad_input
+    596 kernel "replication_pad1d_backward.grad_input" "aten::replication_pad1d_backward.grad_input" regen_kernel_replication_pad1d_backward_grad_input
         fn replication_pad1d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::replication_pad2d.out(Tensor self, SymInt[4] padding, *, Tensor(a!) out) -> Tensor(a!)`
-    563 kernel "replication_pad2d.out" "aten::replication_pad2d.out" regen_kernel_replication_pad2d_out
+    597 kernel "replication_pad2d.out" "aten::replication_pad2d.out" regen_kernel_replication_pad2d_out
         fn replication_pad2d_out(self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::replication_pad2d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[4] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    564 kernel "replication_pad2d_backward.grad_input" "aten::replication_pad2d_backward.grad_input" regen_kernel_replication_pad2d_backward_grad_input
+    598 kernel "replication_pad2d_backward.grad_input" "aten::replication_pad2d_backward.grad_input" regen_kernel_replication_pad2d_backward_grad_input
         fn replication_pad2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::replication_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor`
-    565 kernel "replication_pad2d_backward" "aten::replication_pad2d_backward" regen_kernel_replication_pad2d_backward
+    599 kernel "replication_pad2d_backward" "aten::replication_pad2d_backward" regen_kernel_replication_pad2d_backward
         fn replication_pad2d_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::replication_pad3d.out(Tensor self, SymInt[6] padding, *, Tensor(a!) out) -> Tensor(a!)`
-    566 kernel "replication_pad3d.out" "aten::replication_pad3d.out" regen_kernel_replication_pad3d_out
+    600 kernel "replication_pad3d.out" "aten::replication_pad3d.out" regen_kernel_replication_pad3d_out
         fn replication_pad3d_out(self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::replication_pad3d_backward.grad_input(Tensor grad_output, Tensor self, SymInt[6] padding, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    567 kernel "replication_pad3d_backward.grad_input" "aten::replication_pad3d_backward.grad_input" regen_kernel_replication_pad3d_backward_grad_input
+    601 kernel "replication_pad3d_backward.grad_input" "aten::replication_pad3d_backward.grad_input" regen_kernel_replication_pad3d_backward_grad_input
         fn replication_pad3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::replication_pad3d_backward(Tensor grad_output, Tensor self, SymInt[6] padding) -> Tensor`
-    568 kernel "replication_pad3d_backward" "aten::replication_pad3d_backward" regen_kernel_replication_pad3d_backward
+    602 kernel "replication_pad3d_backward" "aten::replication_pad3d_backward" regen_kernel_replication_pad3d_backward
         fn replication_pad3d_backward(grad_output: TensorRef<'_> = abi::regen_tensor, self_: TensorRef<'_> = abi::regen_tensor, padding: &[i64] = abi::regen_i64_list) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::upsample_linear1d.out(Tensor self, SymInt[1] output_size, bool align_corners, float? scales=None, *, Tensor(a!) out) -> Tensor(a!)`
-    569 kernel "upsample_linear1d.out" "aten::upsample_linear1d.out" regen_kernel_upsample_linear1d_out
+    603 kernel "upsample_linear1d.out" "aten::upsample_linear1d.out" regen_kernel_upsample_linear1d_out
         fn upsample_linear1d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_linear1d_backward.grad_input(Tensor grad_output, SymInt[1] output_size, SymInt[3] input_size, bool align_corners, float? scales=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    570 kernel "upsample_linear1d_backward.grad_input" "aten::upsample_linear1d_backward.grad_input" regen_kernel_upsample_linear1d_backward_grad_input
+    604 kernel "upsample_linear1d_backward.grad_input" "aten::upsample_linear1d_backward.grad_input" regen_kernel_upsample_linear1d_backward_grad_input
         fn upsample_linear1d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_bilinear2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
-    571 kernel "upsample_bilinear2d.out" "aten::upsample_bilinear2d.out" regen_kernel_upsample_bilinear2d_out
+    605 kernel "upsample_bilinear2d.out" "aten::upsample_bilinear2d.out" regen_kernel_upsample_bilinear2d_out
         fn upsample_bilinear2d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_bilinear2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    572 kernel "upsample_bilinear2d_backward.grad_input" "aten::upsample_bilinear2d_backward.grad_input" regen_kernel_upsample_bilinear2d_backward_grad_input
+    606 kernel "upsample_bilinear2d_backward.grad_input" "aten::upsample_bilinear2d_backward.grad_input" regen_kernel_upsample_bilinear2d_backward_grad_input
         fn upsample_bilinear2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_bicubic2d.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
-    573 kernel "upsample_bicubic2d.out" "aten::upsample_bicubic2d.out" regen_kernel_upsample_bicubic2d_out
+    607 kernel "upsample_bicubic2d.out" "aten::upsample_bicubic2d.out" regen_kernel_upsample_bicubic2d_out
         fn upsample_bicubic2d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_bicubic2d_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    574 kernel "upsample_bicubic2d_backward.grad_input" "aten::upsample_bicubic2d_backward.grad_input" regen_kernel_upsample_bicubic2d_backward_grad_input
+    608 kernel "upsample_bicubic2d_backward.grad_input" "aten::upsample_bicubic2d_backward.grad_input" regen_kernel_upsample_bicubic2d_backward_grad_input
         fn upsample_bicubic2d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_trilinear3d.out(Tensor self, SymInt[3] output_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
-    575 kernel "upsample_trilinear3d.out" "aten::upsample_trilinear3d.out" regen_kernel_upsample_trilinear3d_out
+    609 kernel "upsample_trilinear3d.out" "aten::upsample_trilinear3d.out" regen_kernel_upsample_trilinear3d_out
         fn upsample_trilinear3d_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_d: Option<f64> = abi::regen_opt_f64, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::upsample_trilinear3d_backward.grad_input(Tensor grad_output, SymInt[3] output_size, SymInt[5] input_size, bool align_corners, float? scales_d=None, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    576 kernel "upsample_trilinear3d_backward.grad_input" "aten::upsample_trilinear3d_backward.grad_input" regen_kernel_upsample_trilinear3d_backward_grad_input
+    610 kernel "upsample_trilinear3d_backward.grad_input" "aten::upsample_trilinear3d_backward.grad_input" regen_kernel_upsample_trilinear3d_backward_grad_input
         fn upsample_trilinear3d_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_d: Option<f64> = abi::regen_opt_f64, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
 // The kernels of group `resample_aa` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::ResampleAaKernels> {
     /// `aten::_upsample_bilinear2d_aa.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
-    577 kernel "_upsample_bilinear2d_aa.out" "aten::_upsample_bilinear2d_aa.out" regen_kernel__upsample_bilinear2d_aa_out
+    611 kernel "_upsample_bilinear2d_aa.out" "aten::_upsample_bilinear2d_aa.out" regen_kernel__upsample_bilinear2d_aa_out
         fn _upsample_bilinear2d_aa_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_upsample_bilinear2d_aa_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    578 kernel "_upsample_bilinear2d_aa_backward.grad_input" "aten::_upsample_bilinear2d_aa_backward.grad_input" regen_kernel__upsample_bilinear2d_aa_backward_grad_input
+    612 kernel "_upsample_bilinear2d_aa_backward.grad_input" "aten::_upsample_bilinear2d_aa_backward.grad_input" regen_kernel__upsample_bilinear2d_aa_backward_grad_input
         fn _upsample_bilinear2d_aa_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_upsample_bicubic2d_aa.out(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) out) -> Tensor(a!)`
-    579 kernel "_upsample_bicubic2d_aa.out" "aten::_upsample_bicubic2d_aa.out" regen_kernel__upsample_bicubic2d_aa_out
+    613 kernel "_upsample_bicubic2d_aa.out" "aten::_upsample_bicubic2d_aa.out" regen_kernel__upsample_bicubic2d_aa_out
         fn _upsample_bicubic2d_aa_out(self_: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::_upsample_bicubic2d_aa_backward.grad_input(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None, *, Tensor(a!) grad_input) -> Tensor(a!)`
-    580 kernel "_upsample_bicubic2d_aa_backward.grad_input" "aten::_upsample_bicubic2d_aa_backward.grad_input" regen_kernel__upsample_bicubic2d_aa_backward_grad_input
+    614 kernel "_upsample_bicubic2d_aa_backward.grad_input" "aten::_upsample_bicubic2d_aa_backward.grad_input" regen_kernel__upsample_bicubic2d_aa_backward_grad_input
         fn _upsample_bicubic2d_aa_backward_grad_input(grad_output: TensorRef<'_> = abi::regen_tensor, output_size: &[i64] = abi::regen_i64_list, input_size: &[i64] = abi::regen_i64_list, align_corners: bool = bool, scales_h: Option<f64> = abi::regen_opt_f64, scales_w: Option<f64> = abi::regen_opt_f64, grad_input: TensorRef<'_> = abi::regen_tensor) -> () {};
 }
 // The kernels of group `embedding` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::EmbeddingKernels> {
     /// `aten::embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor`
-    581 kernel "embedding_dense_backward" "aten::embedding_dense_backward" regen_kernel_embedding_dense_backward
+    615 kernel "embedding_dense_backward" "aten::embedding_dense_backward" regen_kernel_embedding_dense_backward
         fn embedding_dense_backward(grad_output: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, num_weights: i64 = i64, padding_idx: i64 = i64, scale_grad_by_freq: bool = bool) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::embedding_renorm_(Tensor(a!) self, Tensor indices, float max_norm, float norm_type) -> Tensor(a!)`
-    582 kernel "embedding_renorm_" "aten::embedding_renorm_" regen_kernel_embedding_renorm_inplace
+    616 kernel "embedding_renorm_" "aten::embedding_renorm_" regen_kernel_embedding_renorm_inplace
         fn embedding_renorm_inplace(self_: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, max_norm: f64 = f64, norm_type: f64 = f64) -> () {};
     /// `aten::_embedding_bag_forward_only(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)`
-    583 kernel "_embedding_bag_forward_only" "aten::_embedding_bag_forward_only" regen_kernel__embedding_bag_forward_only
+    617 kernel "_embedding_bag_forward_only" "aten::_embedding_bag_forward_only" regen_kernel__embedding_bag_forward_only
         fn _embedding_bag_forward_only(weight: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, offsets: TensorRef<'_> = abi::regen_tensor, scale_grad_by_freq: bool = bool, mode: i64 = i64, sparse: bool = bool, per_sample_weights: Option<TensorRef<'_>> = abi::regen_tensor, include_last_offset: bool = bool, padding_idx: i64 = i64) -> (Tensor, Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor, regen_v3 => regen_r3: *mut abi::regen_tensor };
     /// `aten::_embedding_bag(Tensor weight, Tensor indices, Tensor offsets, bool scale_grad_by_freq=False, int mode=0, bool sparse=False, Tensor? per_sample_weights=None, bool include_last_offset=False, int padding_idx=-1) -> (Tensor, Tensor, Tensor, Tensor)`
-    584 kernel "_embedding_bag" "aten::_embedding_bag" regen_kernel__embedding_bag
+    618 kernel "_embedding_bag" "aten::_embedding_bag" regen_kernel__embedding_bag
         fn _embedding_bag(weight: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, offsets: TensorRef<'_> = abi::regen_tensor, scale_grad_by_freq: bool = bool, mode: i64 = i64, sparse: bool = bool, per_sample_weights: Option<TensorRef<'_>> = abi::regen_tensor, include_last_offset: bool = bool, padding_idx: i64 = i64) -> (Tensor, Tensor, Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor, regen_v2 => regen_r2: *mut abi::regen_tensor, regen_v3 => regen_r3: *mut abi::regen_tensor };
     /// `aten::_embedding_bag_backward(Tensor grad, Tensor indices, Tensor offsets, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, bool sparse, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor`
-    585 kernel "_embedding_bag_backward" "aten::_embedding_bag_backward" regen_kernel__embedding_bag_backward
+    619 kernel "_embedding_bag_backward" "aten::_embedding_bag_backward" regen_kernel__embedding_bag_backward
         fn _embedding_bag_backward(grad: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, offsets: TensorRef<'_> = abi::regen_tensor, offset2bag: TensorRef<'_> = abi::regen_tensor, bag_size: TensorRef<'_> = abi::regen_tensor, maximum_indices: TensorRef<'_> = abi::regen_tensor, num_weights: i64 = i64, scale_grad_by_freq: bool = bool, mode: i64 = i64, sparse: bool = bool, per_sample_weights: Option<TensorRef<'_>> = abi::regen_tensor, padding_idx: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_embedding_bag_dense_backward(Tensor grad, Tensor indices, Tensor offset2bag, Tensor bag_size, Tensor maximum_indices, SymInt num_weights, bool scale_grad_by_freq, int mode, Tensor? per_sample_weights, int padding_idx=-1) -> Tensor`
-    586 kernel "_embedding_bag_dense_backward" "aten::_embedding_bag_dense_backward" regen_kernel__embedding_bag_dense_backward
+    620 kernel "_embedding_bag_dense_backward" "aten::_embedding_bag_dense_backward" regen_kernel__embedding_bag_dense_backward
         fn _embedding_bag_dense_backward(grad: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, offset2bag: TensorRef<'_> = abi::regen_tensor, bag_size: TensorRef<'_> = abi::regen_tensor, maximum_indices: TensorRef<'_> = abi::regen_tensor, num_weights: i64 = i64, scale_grad_by_freq: bool = bool, mode: i64 = i64, per_sample_weights: Option<TensorRef<'_>> = abi::regen_tensor, padding_idx: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_embedding_bag_per_sample_weights_backward(Tensor grad, Tensor weight, Tensor indices, Tensor offsets, Tensor offset2bag, int mode, int padding_idx=-1) -> Tensor`
-    587 kernel "_embedding_bag_per_sample_weights_backward" "aten::_embedding_bag_per_sample_weights_backward" regen_kernel__embedding_bag_per_sample_weights_backward
+    621 kernel "_embedding_bag_per_sample_weights_backward" "aten::_embedding_bag_per_sample_weights_backward" regen_kernel__embedding_bag_per_sample_weights_backward
         fn _embedding_bag_per_sample_weights_backward(grad: TensorRef<'_> = abi::regen_tensor, weight: TensorRef<'_> = abi::regen_tensor, indices: TensorRef<'_> = abi::regen_tensor, offsets: TensorRef<'_> = abi::regen_tensor, offset2bag: TensorRef<'_> = abi::regen_tensor, mode: i64 = i64, padding_idx: i64 = i64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
 }
 // The kernels of group `random` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::RandomKernels> {
     /// `aten::native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)`
-    588 kernel "native_dropout" "aten::native_dropout" regen_kernel_native_dropout
+    622 kernel "native_dropout" "aten::native_dropout" regen_kernel_native_dropout
         fn native_dropout(input: TensorRef<'_> = abi::regen_tensor, p: f64 = f64, train: Option<bool> = abi::regen_opt_bool) -> (Tensor, Tensor) { regen_v0 => regen_r0: *mut abi::regen_tensor, regen_v1 => regen_r1: *mut abi::regen_tensor };
     /// `aten::native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor`
-    589 kernel "native_dropout_backward" "aten::native_dropout_backward" regen_kernel_native_dropout_backward
+    623 kernel "native_dropout_backward" "aten::native_dropout_backward" regen_kernel_native_dropout_backward
         fn native_dropout_backward(grad_output: TensorRef<'_> = abi::regen_tensor, mask: TensorRef<'_> = abi::regen_tensor, scale: f64 = f64) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::bernoulli.out(Tensor self, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
-    590 kernel "bernoulli.out" "aten::bernoulli.out" regen_kernel_bernoulli_out
+    624 kernel "bernoulli.out" "aten::bernoulli.out" regen_kernel_bernoulli_out
         fn bernoulli_out(self_: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::bernoulli_.Tensor(Tensor(a!) self, Tensor p, *, Generator? generator=None) -> Tensor(a!)`
-    591 kernel "bernoulli_.Tensor" "aten::bernoulli_.Tensor" regen_kernel_bernoulli_inplace_tensor
+    625 kernel "bernoulli_.Tensor" "aten::bernoulli_.Tensor" regen_kernel_bernoulli_inplace_tensor
         fn bernoulli_inplace_tensor(self_: TensorRef<'_> = abi::regen_tensor, p: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::bernoulli_.float(Tensor(a!) self, float p=0.5, *, Generator? generator=None) -> Tensor(a!)`
-    592 kernel "bernoulli_.float" "aten::bernoulli_.float" regen_kernel_bernoulli_inplace_float
+    626 kernel "bernoulli_.float" "aten::bernoulli_.float" regen_kernel_bernoulli_inplace_float
         fn bernoulli_inplace_float(self_: TensorRef<'_> = abi::regen_tensor, p: f64 = f64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::randperm.generator_out(SymInt n, *, Generator? generator, Tensor(a!) out) -> Tensor(a!)`
-    593 kernel "randperm.generator_out" "aten::randperm.generator_out" regen_kernel_randperm_generator_out
+    627 kernel "randperm.generator_out" "aten::randperm.generator_out" regen_kernel_randperm_generator_out
         fn randperm_generator_out(n: i64 = i64, generator: Option<Generator> = *mut ::std::ffi::c_void, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!)`
-    594 kernel "random_.from" "aten::random_.from" regen_kernel_random_inplace_from
+    628 kernel "random_.from" "aten::random_.from" regen_kernel_random_inplace_from
         fn random_inplace_from(self_: TensorRef<'_> = abi::regen_tensor, from: i64 = i64, to: Option<i64> = abi::regen_opt_i64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::random_.to(Tensor(a!) self, int to, *, Generator? generator=None) -> Tensor(a!)`
-    595 kernel "random_.to" "aten::random_.to" regen_kernel_random_inplace_to
+    629 kernel "random_.to" "aten::random_.to" regen_kernel_random_inplace_to
         fn random_inplace_to(self_: TensorRef<'_> = abi::regen_tensor, to: i64 = i64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::random_(Tensor(a!) self, *, Generator? generator=None) -> Tensor(a!)`
-    596 kernel "random_" "aten::random_" regen_kernel_random_inplace
+    630 kernel "random_" "aten::random_" regen_kernel_random_inplace
         fn random_inplace(self_: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!)`
-    597 kernel "uniform_" "aten::uniform_" regen_kernel_uniform_inplace
+    631 kernel "uniform_" "aten::uniform_" regen_kernel_uniform_inplace
         fn uniform_inplace(self_: TensorRef<'_> = abi::regen_tensor, from: f64 = f64, to: f64 = f64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::cauchy_(Tensor(a!) self, float median=0, float sigma=1, *, Generator? generator=None) -> Tensor(a!)`
-    598 kernel "cauchy_" "aten::cauchy_" regen_kernel_cauchy_inplace
+    632 kernel "cauchy_" "aten::cauchy_" regen_kernel_cauchy_inplace
         fn cauchy_inplace(self_: TensorRef<'_> = abi::regen_tensor, median: f64 = f64, sigma: f64 = f64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::log_normal_(Tensor(a!) self, float mean=1, float std=2, *, Generator? generator=None) -> Tensor(a!)`
-    599 kernel "log_normal_" "aten::log_normal_" regen_kernel_log_normal_inplace
+    633 kernel "log_normal_" "aten::log_normal_" regen_kernel_log_normal_inplace
         fn log_normal_inplace(self_: TensorRef<'_> = abi::regen_tensor, mean: f64 = f64, std: f64 = f64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::exponential_(Tensor(a!) self, float lambd=1, *, Generator? generator=None) -> Tensor(a!)`
-    600 kernel "exponential_" "aten::exponential_" regen_kernel_exponential_inplace
+    634 kernel "exponential_" "aten::exponential_" regen_kernel_exponential_inplace
         fn exponential_inplace(self_: TensorRef<'_> = abi::regen_tensor, lambd: f64 = f64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::geometric_(Tensor(a!) self, float p, *, Generator? generator=None) -> Tensor(a!)`
-    601 kernel "geometric_" "aten::geometric_" regen_kernel_geometric_inplace
+    635 kernel "geometric_" "aten::geometric_" regen_kernel_geometric_inplace
         fn geometric_inplace(self_: TensorRef<'_> = abi::regen_tensor, p: f64 = f64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::multinomial.out(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
-    602 kernel "multinomial.out" "aten::multinomial.out" regen_kernel_multinomial_out
+    636 kernel "multinomial.out" "aten::multinomial.out" regen_kernel_multinomial_out
         fn multinomial_out(self_: TensorRef<'_> = abi::regen_tensor, num_samples: i64 = i64, replacement: bool = bool, generator: Option<Generator> = *mut ::std::ffi::c_void, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::multinomial(Tensor self, SymInt num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor`
-    603 kernel "multinomial" "aten::multinomial" regen_kernel_multinomial
+    637 kernel "multinomial" "aten::multinomial" regen_kernel_multinomial
         fn multinomial(self_: TensorRef<'_> = abi::regen_tensor, num_samples: i64 = i64, replacement: bool = bool, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!)`
-    604 kernel "normal_" "aten::normal_" regen_kernel_normal_inplace
+    638 kernel "normal_" "aten::normal_" regen_kernel_normal_inplace
         fn normal_inplace(self_: TensorRef<'_> = abi::regen_tensor, mean: f64 = f64, std: f64 = f64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
     /// `aten::normal.Tensor_float_out(Tensor mean, float std=1, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
-    605 kernel "normal.Tensor_float_out" "aten::normal.Tensor_float_out" regen_kernel_normal_tensor_float_out
+    639 kernel "normal.Tensor_float_out" "aten::normal.Tensor_float_out" regen_kernel_normal_tensor_float_out
         fn normal_tensor_float_out(mean: TensorRef<'_> = abi::regen_tensor, std: f64 = f64, generator: Option<Generator> = *mut ::std::ffi::c_void, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor`
-    606 kernel "normal.Tensor_float" "aten::normal.Tensor_float" regen_kernel_normal_tensor_float
+    640 kernel "normal.Tensor_float" "aten::normal.Tensor_float" regen_kernel_normal_tensor_float
         fn normal_tensor_float(mean: TensorRef<'_> = abi::regen_tensor, std: f64 = f64, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::normal.float_Tensor_out(float mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
-    607 kernel "normal.float_Tensor_out" "aten::normal.float_Tensor_out" regen_kernel_normal_float_tensor_out
+    641 kernel "normal.float_Tensor_out" "aten::normal.float_Tensor_out" regen_kernel_normal_float_tensor_out
         fn normal_float_tensor_out(mean: f64 = f64, std: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::normal.float_Tensor(float mean, Tensor std, *, Generator? generator=None) -> Tensor`
-    608 kernel "normal.float_Tensor" "aten::normal.float_Tensor" regen_kernel_normal_float_tensor
+    642 kernel "normal.float_Tensor" "aten::normal.float_Tensor" regen_kernel_normal_float_tensor
         fn normal_float_tensor(mean: f64 = f64, std: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::normal.Tensor_Tensor_out(Tensor mean, Tensor std, *, Generator? generator=None, Tensor(a!) out) -> Tensor(a!)`
-    609 kernel "normal.Tensor_Tensor_out" "aten::normal.Tensor_Tensor_out" regen_kernel_normal_tensor_tensor_out
+    643 kernel "normal.Tensor_Tensor_out" "aten::normal.Tensor_Tensor_out" regen_kernel_normal_tensor_tensor_out
         fn normal_tensor_tensor_out(mean: TensorRef<'_> = abi::regen_tensor, std: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::normal.Tensor_Tensor(Tensor mean, Tensor std, *, Generator? generator=None) -> Tensor`
-    610 kernel "normal.Tensor_Tensor" "aten::normal.Tensor_Tensor" regen_kernel_normal_tensor_tensor
+    644 kernel "normal.Tensor_Tensor" "aten::normal.Tensor_Tensor" regen_kernel_normal_tensor_tensor
         fn normal_tensor_tensor(mean: TensorRef<'_> = abi::regen_tensor, std: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::rrelu_with_noise.out(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None, *, Tensor(a!) out) -> Tensor(a!)`
-    611 kernel "rrelu_with_noise.out" "aten::rrelu_with_noise.out" regen_kernel_rrelu_with_noise_out
+    645 kernel "rrelu_with_noise.out" "aten::rrelu_with_noise.out" regen_kernel_rrelu_with_noise_out
         fn rrelu_with_noise_out(self_: TensorRef<'_> = abi::regen_tensor, noise: TensorRef<'_> = abi::regen_tensor, lower: Scalar = abi::regen_scalar, upper: Scalar = abi::regen_scalar, training: bool = bool, generator: Option<Generator> = *mut ::std::ffi::c_void, out: TensorRef<'_> = abi::regen_tensor) -> () {};
     /// `aten::rrelu_with_noise(Tensor self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor`
-    612 kernel "rrelu_with_noise" "aten::rrelu_with_noise" regen_kernel_rrelu_with_noise
+    646 kernel "rrelu_with_noise" "aten::rrelu_with_noise" regen_kernel_rrelu_with_noise
         fn rrelu_with_noise(self_: TensorRef<'_> = abi::regen_tensor, noise: TensorRef<'_> = abi::regen_tensor, lower: Scalar = abi::regen_scalar, upper: Scalar = abi::regen_scalar, training: bool = bool, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::rrelu_with_noise_(Tensor(a!) self, Tensor(b!) noise, Scalar lower=0.125, Scalar upper=0.3333333333333333, bool training=False, Generator? generator=None) -> Tensor(a!)`
-    613 kernel "rrelu_with_noise_" "aten::rrelu_with_noise_" regen_kernel_rrelu_with_noise_inplace
+    647 kernel "rrelu_with_noise_" "aten::rrelu_with_noise_" regen_kernel_rrelu_with_noise_inplace
         fn rrelu_with_noise_inplace(self_: TensorRef<'_> = abi::regen_tensor, noise: TensorRef<'_> = abi::regen_tensor, lower: Scalar = abi::regen_scalar, upper: Scalar = abi::regen_scalar, training: bool = bool, generator: Option<Generator> = *mut ::std::ffi::c_void) -> () {};
 }
 // The kernels of group `samplers` of the kernel library `regen_kernels` (regen.toml `[reference]`).
 call <regen_kernels::Reference as regen_kernels::SamplersKernels> {
     /// `aten::_standard_gamma_grad(Tensor self, Tensor output) -> Tensor`
-    614 kernel "_standard_gamma_grad" "aten::_standard_gamma_grad" regen_kernel__standard_gamma_grad
+    648 kernel "_standard_gamma_grad" "aten::_standard_gamma_grad" regen_kernel__standard_gamma_grad
         fn _standard_gamma_grad(self_: TensorRef<'_> = abi::regen_tensor, output: TensorRef<'_> = abi::regen_tensor) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_standard_gamma(Tensor self, Generator? generator=None) -> Tensor`
-    615 kernel "_standard_gamma" "aten::_standard_gamma" regen_kernel__standard_gamma
+    649 kernel "_standard_gamma" "aten::_standard_gamma" regen_kernel__standard_gamma
         fn _standard_gamma(self_: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::_sample_dirichlet(Tensor self, Generator? generator=None) -> Tensor`
-    616 kernel "_sample_dirichlet" "aten::_sample_dirichlet" regen_kernel__sample_dirichlet
+    650 kernel "_sample_dirichlet" "aten::_sample_dirichlet" regen_kernel__sample_dirichlet
         fn _sample_dirichlet(self_: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::poisson(Tensor self, Generator? generator=None) -> Tensor`
-    617 kernel "poisson" "aten::poisson" regen_kernel_poisson
+    651 kernel "poisson" "aten::poisson" regen_kernel_poisson
         fn poisson(self_: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
     /// `aten::binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor`
-    618 kernel "binomial" "aten::binomial" regen_kernel_binomial
+    652 kernel "binomial" "aten::binomial" regen_kernel_binomial
         fn binomial(count: TensorRef<'_> = abi::regen_tensor, prob: TensorRef<'_> = abi::regen_tensor, generator: Option<Generator> = *mut ::std::ffi::c_void) -> Tensor { regen_v0 => regen_r0: *mut abi::regen_tensor };
 }
 }

@@ -22,9 +22,11 @@ regen_error* regen_kernel_asin_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_bernoulli_inplace_float(regen_tensor self, double p, void* generator);
 regen_error* regen_kernel_binary_cross_entropy_backward_grad_input(regen_tensor grad_output, regen_tensor self, regen_tensor target, regen_tensor weight, int64_t reduction, regen_tensor grad_input);
 regen_error* regen_kernel_bitwise_not_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_copysign_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_logical_not_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_logical_xor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_logical_and_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_logical_or(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_ceil(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_clamp_tensor_out(regen_tensor self, regen_tensor min, regen_tensor max, regen_tensor out);
 regen_error* regen_kernel_convolution_backward_overrideable(regen_tensor grad_output, regen_tensor input, regen_tensor weight, regen_i64_list stride, regen_i64_list padding, regen_i64_list dilation, bool transposed, regen_i64_list output_padding, int64_t groups, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
@@ -108,6 +110,10 @@ regen_error* regen_kernel_tril_out(regen_tensor self, int64_t diagonal, regen_te
 regen_error* regen_kernel_tril_indices(int64_t row, int64_t col, int64_t offset, int32_t dtype, int32_t layout, regen_device device, regen_opt_bool pin_memory, regen_tensor* regen_r0);
 regen_error* regen_kernel_ne_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_eq_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
+regen_error* regen_kernel_ge_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel_le_scalar(regen_tensor self, regen_scalar other, regen_tensor* regen_r0);
+regen_error* regen_kernel_gt_scalar(regen_tensor self, regen_scalar other, regen_tensor* regen_r0);
+regen_error* regen_kernel_lt_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_take_out(regen_tensor self, regen_tensor index, regen_tensor out);
 regen_error* regen_kernel_index_select(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor* regen_r0);
 regen_error* regen_kernel_nonzero_out(regen_tensor self, regen_tensor out);
@@ -121,6 +127,7 @@ regen_error* regen_kernel_histc_out(regen_tensor self, int64_t bins, regen_scala
 regen_error* regen_kernel_igammac_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_nextafter_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_remainder_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_pow_tensor_tensor(regen_tensor self, regen_tensor exponent, regen_tensor* regen_r0);
 regen_error* regen_kernel_normal_tensor_float(regen_tensor mean, double std, void* generator, regen_tensor* regen_r0);
 regen_error* regen_kernel_normal_tensor_tensor_out(regen_tensor mean, regen_tensor std, void* generator, regen_tensor out);
 regen_error* regen_kernel_searchsorted_tensor_out(regen_tensor sorted_sequence, regen_tensor self, bool out_int32, bool right, regen_str side, regen_tensor sorter, regen_tensor out);
@@ -286,6 +293,16 @@ at::Tensor & wrap_bitwise_not_out(const at::Tensor & self, at::Tensor & out) {
   return out;
 }
 
+// aten::copysign.Tensor(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_copysign_tensor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::copysign.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::copysign.Tensor argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_copysign_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::logical_not.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_logical_not_out(const at::Tensor & self, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
@@ -313,6 +330,16 @@ at::Tensor & wrap_logical_and_out(const at::Tensor & self, const at::Tensor & ot
   auto regen_a2 = ::regen::lift_tensor(out, "aten::logical_and.out argument 'out'");
   ::regen::check(regen_kernel_logical_and_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::logical_or(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_logical_or(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::logical_or argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::logical_or argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_logical_or(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::ceil(Tensor self) -> Tensor
@@ -1242,6 +1269,46 @@ at::Tensor & wrap_eq_scalar_out(const at::Tensor & self, const at::Scalar & othe
   return out;
 }
 
+// aten::ge.Tensor(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_ge_tensor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::ge.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::ge.Tensor argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_ge_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::le.Scalar(Tensor self, Scalar other) -> Tensor
+at::Tensor wrap_le_scalar(const at::Tensor & self, const at::Scalar & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::le.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::le.Scalar argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_le_scalar(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::gt.Scalar(Tensor self, Scalar other) -> Tensor
+at::Tensor wrap_gt_scalar(const at::Tensor & self, const at::Scalar & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::gt.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::gt.Scalar argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_gt_scalar(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::lt.Tensor(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_lt_tensor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::lt.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::lt.Tensor argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_lt_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::take.out(Tensor self, Tensor index, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_take_out(const at::Tensor & self, const at::Tensor & index, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(index), ::regen::device_of_tensor(out)));
@@ -1374,6 +1441,16 @@ at::Tensor & wrap_remainder_tensor_out(const at::Tensor & self, const at::Tensor
   auto regen_a2 = ::regen::lift_tensor(out, "aten::remainder.Tensor_out argument 'out'");
   ::regen::check(regen_kernel_remainder_tensor_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor
+at::Tensor wrap_pow_tensor_tensor(const at::Tensor & self, const at::Tensor & exponent) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(exponent)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::pow.Tensor_Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(exponent, "aten::pow.Tensor_Tensor argument 'exponent'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_pow_tensor_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::normal.Tensor_float(Tensor mean, float std=1, *, Generator? generator=None) -> Tensor
@@ -2337,9 +2414,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "bernoulli_.float", TORCH_FN(regen_runtime_ops::wrap_bernoulli_inplace_float));
   regen_runtime_ops::register_kernel(m, "binary_cross_entropy_backward.grad_input", TORCH_FN(regen_runtime_ops::wrap_binary_cross_entropy_backward_grad_input));
   regen_runtime_ops::register_kernel(m, "bitwise_not.out", TORCH_FN(regen_runtime_ops::wrap_bitwise_not_out));
+  regen_runtime_ops::register_kernel(m, "copysign.Tensor", TORCH_FN(regen_runtime_ops::wrap_copysign_tensor));
   regen_runtime_ops::register_kernel(m, "logical_not.out", TORCH_FN(regen_runtime_ops::wrap_logical_not_out));
   regen_runtime_ops::register_kernel(m, "logical_xor.out", TORCH_FN(regen_runtime_ops::wrap_logical_xor_out));
   regen_runtime_ops::register_kernel(m, "logical_and.out", TORCH_FN(regen_runtime_ops::wrap_logical_and_out));
+  regen_runtime_ops::register_kernel(m, "logical_or", TORCH_FN(regen_runtime_ops::wrap_logical_or));
   regen_runtime_ops::register_kernel(m, "ceil", TORCH_FN(regen_runtime_ops::wrap_ceil));
   regen_runtime_ops::register_kernel(m, "clamp.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_clamp_tensor_out));
   regen_runtime_ops::register_kernel(m, "convolution_backward_overrideable", TORCH_FN(regen_runtime_ops::wrap_convolution_backward_overrideable));
@@ -2423,6 +2502,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "tril_indices", TORCH_FN(regen_runtime_ops::wrap_tril_indices));
   regen_runtime_ops::register_kernel(m, "ne.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_ne_tensor_out));
   regen_runtime_ops::register_kernel(m, "eq.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_eq_scalar_out));
+  regen_runtime_ops::register_kernel(m, "ge.Tensor", TORCH_FN(regen_runtime_ops::wrap_ge_tensor));
+  regen_runtime_ops::register_kernel(m, "le.Scalar", TORCH_FN(regen_runtime_ops::wrap_le_scalar));
+  regen_runtime_ops::register_kernel(m, "gt.Scalar", TORCH_FN(regen_runtime_ops::wrap_gt_scalar));
+  regen_runtime_ops::register_kernel(m, "lt.Tensor", TORCH_FN(regen_runtime_ops::wrap_lt_tensor));
   regen_runtime_ops::register_kernel(m, "take.out", TORCH_FN(regen_runtime_ops::wrap_take_out));
   regen_runtime_ops::register_kernel(m, "index_select", TORCH_FN(regen_runtime_ops::wrap_index_select));
   regen_runtime_ops::register_kernel(m, "nonzero.out", TORCH_FN(regen_runtime_ops::wrap_nonzero_out));
@@ -2436,6 +2519,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "igammac.out", TORCH_FN(regen_runtime_ops::wrap_igammac_out));
   regen_runtime_ops::register_kernel(m, "nextafter.out", TORCH_FN(regen_runtime_ops::wrap_nextafter_out));
   regen_runtime_ops::register_kernel(m, "remainder.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_remainder_tensor_out));
+  regen_runtime_ops::register_kernel(m, "pow.Tensor_Tensor", TORCH_FN(regen_runtime_ops::wrap_pow_tensor_tensor));
   regen_runtime_ops::register_kernel(m, "normal.Tensor_float", TORCH_FN(regen_runtime_ops::wrap_normal_tensor_float));
   regen_runtime_ops::register_kernel(m, "normal.Tensor_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_normal_tensor_tensor_out));
   regen_runtime_ops::register_kernel(m, "searchsorted.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_searchsorted_tensor_out));

@@ -44,6 +44,7 @@ regen_error* regen_kernel_fill_inplace_scalar(regen_tensor self, regen_scalar va
 regen_error* regen_kernel_floor(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_floor_divide_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_frac(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_gcd(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_lcm_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_grid_sampler_2d(regen_tensor input, regen_tensor grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners, regen_tensor* regen_r0);
 regen_error* regen_kernel_native_group_norm(regen_tensor input, regen_tensor weight, regen_tensor bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
@@ -55,6 +56,7 @@ regen_error* regen_kernel_log(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_log2(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_logaddexp_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_logaddexp2_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_xlogy_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_xlogy_out_tensor(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel__log_softmax(regen_tensor self, int64_t dim, bool half_to_float, regen_tensor* regen_r0);
 regen_error* regen_kernel__logcumsumexp(regen_tensor self, int64_t dim, regen_tensor* regen_r0);
@@ -88,6 +90,8 @@ regen_error* regen_kernel_set_inplace_source_tensor(regen_tensor self, regen_ten
 regen_error* regen_kernel_masked_fill_inplace_scalar(regen_tensor self, regen_tensor mask, regen_scalar value);
 regen_error* regen_kernel_index_add_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor source, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_scatter_value_out(regen_tensor self, int64_t dim, regen_tensor index, regen_scalar value, regen_tensor out);
+regen_error* regen_kernel_bitwise_and_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel_bitwise_xor_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_dunder_lshift_scalar(regen_tensor self, regen_scalar other, regen_tensor* regen_r0);
 regen_error* regen_kernel_bitwise_left_shift_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_dunder_irshift_tensor(regen_tensor self, regen_tensor other);
@@ -95,6 +99,10 @@ regen_error* regen_kernel_addbmm_inplace(regen_tensor self, regen_tensor batch1,
 regen_error* regen_kernel_exponential_inplace(regen_tensor self, double lambd, void* generator);
 regen_error* regen_kernel_ne_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
 regen_error* regen_kernel_eq_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_ge_scalar(regen_tensor self, regen_scalar other, regen_tensor* regen_r0);
+regen_error* regen_kernel_le_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel_gt_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel_lt_scalar(regen_tensor self, regen_scalar other, regen_tensor* regen_r0);
 regen_error* regen_kernel_masked_select(regen_tensor self, regen_tensor mask, regen_tensor* regen_r0);
 regen_error* regen_kernel_nonzero_static(regen_tensor self, int64_t size, int64_t fill_value, regen_tensor* regen_r0);
 regen_error* regen_kernel_digamma_out(regen_tensor self, regen_tensor out);
@@ -103,9 +111,12 @@ regen_error* regen_kernel_signbit_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_atan2_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_lerp_scalar_out(regen_tensor self, regen_tensor end, regen_scalar weight, regen_tensor out);
 regen_error* regen_kernel_fmod_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_hypot(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_min_unary_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_fmin_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_max(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_fmax(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel_maximum(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_minimum_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_unfold(regen_tensor self, int64_t dimension, int64_t size, int64_t step, regen_tensor* regen_r0);
 regen_error* regen_kernel_normal_float_tensor_out(double mean, regen_tensor std, void* generator, regen_tensor out);
@@ -512,6 +523,16 @@ at::Tensor wrap_frac(const at::Tensor & self) {
   return ::regen::adopt(regen_r0);
 }
 
+// aten::gcd(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_gcd(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::gcd argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::gcd argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_gcd(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::lcm.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_lcm_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
@@ -642,6 +663,16 @@ at::Tensor & wrap_logaddexp2_out(const at::Tensor & self, const at::Tensor & oth
   auto regen_a2 = ::regen::lift_tensor(out, "aten::logaddexp2.out argument 'out'");
   ::regen::check(regen_kernel_logaddexp2_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::xlogy.Tensor(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_xlogy_tensor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::xlogy.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::xlogy.Tensor argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_xlogy_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::xlogy.OutTensor(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
@@ -996,6 +1027,26 @@ at::Tensor & wrap_scatter_value_out(const at::Tensor & self, int64_t dim, const 
   return out;
 }
 
+// aten::bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_bitwise_and_tensor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_and.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_and.Tensor argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_bitwise_and_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_bitwise_xor_tensor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_xor.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_xor.Tensor argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_bitwise_xor_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::__lshift__.Scalar(Tensor self, Scalar other) -> Tensor
 at::Tensor wrap_dunder_lshift_scalar(const at::Tensor & self, const at::Scalar & other) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
@@ -1065,6 +1116,46 @@ at::Tensor & wrap_eq_tensor_out(const at::Tensor & self, const at::Tensor & othe
   auto regen_a2 = ::regen::lift_tensor(out, "aten::eq.Tensor_out argument 'out'");
   ::regen::check(regen_kernel_eq_tensor_out(regen_a0, regen_a1, regen_a2));
   return out;
+}
+
+// aten::ge.Scalar(Tensor self, Scalar other) -> Tensor
+at::Tensor wrap_ge_scalar(const at::Tensor & self, const at::Scalar & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::ge.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::ge.Scalar argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_ge_scalar(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::le.Tensor(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_le_tensor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::le.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::le.Tensor argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_le_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::gt.Tensor(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_gt_tensor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::gt.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::gt.Tensor argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_gt_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::lt.Scalar(Tensor self, Scalar other) -> Tensor
+at::Tensor wrap_lt_scalar(const at::Tensor & self, const at::Scalar & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::lt.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::lt.Scalar argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_lt_scalar(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::masked_select(Tensor self, Tensor mask) -> Tensor
@@ -1146,6 +1237,16 @@ at::Tensor & wrap_fmod_tensor_out(const at::Tensor & self, const at::Tensor & ot
   return out;
 }
 
+// aten::hypot(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_hypot(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::hypot argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::hypot argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_hypot(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::min.unary_out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_min_unary_out(const at::Tensor & self, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
@@ -1171,6 +1272,26 @@ at::Tensor wrap_max(const at::Tensor & self) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::max argument 'self'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_max(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::fmax(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_fmax(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::fmax argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::fmax argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_fmax(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::maximum(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_maximum(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::maximum argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::maximum argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_maximum(regen_a0, regen_a1, &regen_r0));
   return ::regen::adopt(regen_r0);
 }
 
@@ -2248,6 +2369,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "floor", TORCH_FN(regen_runtime_ops::wrap_floor));
   regen_runtime_ops::register_kernel(m, "floor_divide.out", TORCH_FN(regen_runtime_ops::wrap_floor_divide_out));
   regen_runtime_ops::register_kernel(m, "frac", TORCH_FN(regen_runtime_ops::wrap_frac));
+  regen_runtime_ops::register_kernel(m, "gcd", TORCH_FN(regen_runtime_ops::wrap_gcd));
   regen_runtime_ops::register_kernel(m, "lcm.out", TORCH_FN(regen_runtime_ops::wrap_lcm_out));
   regen_runtime_ops::register_kernel(m, "grid_sampler_2d", TORCH_FN(regen_runtime_ops::wrap_grid_sampler_2d));
   regen_runtime_ops::register_kernel(m, "native_group_norm", TORCH_FN(regen_runtime_ops::wrap_native_group_norm));
@@ -2259,6 +2381,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "log2", TORCH_FN(regen_runtime_ops::wrap_log2));
   regen_runtime_ops::register_kernel(m, "logaddexp.out", TORCH_FN(regen_runtime_ops::wrap_logaddexp_out));
   regen_runtime_ops::register_kernel(m, "logaddexp2.out", TORCH_FN(regen_runtime_ops::wrap_logaddexp2_out));
+  regen_runtime_ops::register_kernel(m, "xlogy.Tensor", TORCH_FN(regen_runtime_ops::wrap_xlogy_tensor));
   regen_runtime_ops::register_kernel(m, "xlogy.OutTensor", TORCH_FN(regen_runtime_ops::wrap_xlogy_out_tensor));
   regen_runtime_ops::register_kernel(m, "_log_softmax", TORCH_FN(regen_runtime_ops::wrap__log_softmax));
   regen_runtime_ops::register_kernel(m, "_logcumsumexp", TORCH_FN(regen_runtime_ops::wrap__logcumsumexp));
@@ -2292,6 +2415,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "masked_fill_.Scalar", TORCH_FN(regen_runtime_ops::wrap_masked_fill_inplace_scalar));
   regen_runtime_ops::register_kernel(m, "index_add.out", TORCH_FN(regen_runtime_ops::wrap_index_add_out));
   regen_runtime_ops::register_kernel(m, "scatter.value_out", TORCH_FN(regen_runtime_ops::wrap_scatter_value_out));
+  regen_runtime_ops::register_kernel(m, "bitwise_and.Tensor", TORCH_FN(regen_runtime_ops::wrap_bitwise_and_tensor));
+  regen_runtime_ops::register_kernel(m, "bitwise_xor.Tensor", TORCH_FN(regen_runtime_ops::wrap_bitwise_xor_tensor));
   regen_runtime_ops::register_kernel(m, "__lshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_lshift_scalar));
   regen_runtime_ops::register_kernel(m, "bitwise_left_shift.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_bitwise_left_shift_tensor_out));
   regen_runtime_ops::register_kernel(m, "__irshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_irshift_tensor));
@@ -2299,6 +2424,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "exponential_", TORCH_FN(regen_runtime_ops::wrap_exponential_inplace));
   regen_runtime_ops::register_kernel(m, "ne.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_ne_scalar_out));
   regen_runtime_ops::register_kernel(m, "eq.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_eq_tensor_out));
+  regen_runtime_ops::register_kernel(m, "ge.Scalar", TORCH_FN(regen_runtime_ops::wrap_ge_scalar));
+  regen_runtime_ops::register_kernel(m, "le.Tensor", TORCH_FN(regen_runtime_ops::wrap_le_tensor));
+  regen_runtime_ops::register_kernel(m, "gt.Tensor", TORCH_FN(regen_runtime_ops::wrap_gt_tensor));
+  regen_runtime_ops::register_kernel(m, "lt.Scalar", TORCH_FN(regen_runtime_ops::wrap_lt_scalar));
   regen_runtime_ops::register_kernel(m, "masked_select", TORCH_FN(regen_runtime_ops::wrap_masked_select));
   regen_runtime_ops::register_kernel(m, "nonzero_static", TORCH_FN(regen_runtime_ops::wrap_nonzero_static));
   regen_runtime_ops::register_kernel(m, "digamma.out", TORCH_FN(regen_runtime_ops::wrap_digamma_out));
@@ -2307,9 +2436,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "atan2.out", TORCH_FN(regen_runtime_ops::wrap_atan2_out));
   regen_runtime_ops::register_kernel(m, "lerp.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_lerp_scalar_out));
   regen_runtime_ops::register_kernel(m, "fmod.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_fmod_tensor_out));
+  regen_runtime_ops::register_kernel(m, "hypot", TORCH_FN(regen_runtime_ops::wrap_hypot));
   regen_runtime_ops::register_kernel(m, "min.unary_out", TORCH_FN(regen_runtime_ops::wrap_min_unary_out));
   regen_runtime_ops::register_kernel(m, "fmin.out", TORCH_FN(regen_runtime_ops::wrap_fmin_out));
   regen_runtime_ops::register_kernel(m, "max", TORCH_FN(regen_runtime_ops::wrap_max));
+  regen_runtime_ops::register_kernel(m, "fmax", TORCH_FN(regen_runtime_ops::wrap_fmax));
+  regen_runtime_ops::register_kernel(m, "maximum", TORCH_FN(regen_runtime_ops::wrap_maximum));
   regen_runtime_ops::register_kernel(m, "minimum.out", TORCH_FN(regen_runtime_ops::wrap_minimum_out));
   regen_runtime_ops::register_kernel(m, "unfold", TORCH_FN(regen_runtime_ops::wrap_unfold));
   regen_runtime_ops::register_kernel(m, "normal.float_Tensor_out", TORCH_FN(regen_runtime_ops::wrap_normal_float_tensor_out));

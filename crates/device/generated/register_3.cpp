@@ -27,6 +27,8 @@ regen_error* regen_kernel_asin(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_baddbmm_out(regen_tensor self, regen_tensor batch1, regen_tensor batch2, regen_scalar beta, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_baddbmm_dtype(regen_tensor self, regen_tensor batch1, regen_tensor batch2, int32_t out_dtype, regen_scalar beta, regen_scalar alpha, regen_tensor* regen_r0);
 regen_error* regen_kernel_bitwise_not(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_logical_xor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel_logical_and(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_logical_or_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_bmm_dtype_out(regen_tensor self, regen_tensor mat2, int32_t out_dtype, regen_tensor out);
 regen_error* regen_kernel_ceil_out(regen_tensor self, regen_tensor out);
@@ -91,6 +93,8 @@ regen_error* regen_kernel_bitwise_right_shift_tensor_out(regen_tensor self, rege
 regen_error* regen_kernel_addbmm_out(regen_tensor self, regen_tensor batch1, regen_tensor batch2, regen_scalar beta, regen_scalar alpha, regen_tensor out);
 regen_error* regen_kernel_random_inplace_to(regen_tensor self, int64_t to, void* generator);
 regen_error* regen_kernel_log_normal_inplace(regen_tensor self, double mean, double std, void* generator);
+regen_error* regen_kernel_ne_scalar(regen_tensor self, regen_scalar other, regen_tensor* regen_r0);
+regen_error* regen_kernel_eq_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_ge_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
 regen_error* regen_kernel_le_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_gt_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
@@ -105,6 +109,8 @@ regen_error* regen_kernel_polygamma_out(int64_t n, regen_tensor self, regen_tens
 regen_error* regen_kernel_i0_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_sign_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_histc(regen_tensor self, int64_t bins, regen_scalar min, regen_scalar max, regen_tensor* regen_r0);
+regen_error* regen_kernel_fmod_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel_nextafter(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_remainder_scalar_tensor(regen_scalar self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_all_all_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_pow_scalar_out(regen_scalar self, regen_tensor exponent, regen_tensor out);
@@ -334,6 +340,26 @@ at::Tensor wrap_bitwise_not(const at::Tensor & self) {
   auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_not argument 'self'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_bitwise_not(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::logical_xor(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_logical_xor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::logical_xor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::logical_xor argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_logical_xor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::logical_and(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_logical_and(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::logical_and argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::logical_and argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_logical_and(regen_a0, regen_a1, &regen_r0));
   return ::regen::adopt(regen_r0);
 }
 
@@ -1084,6 +1110,26 @@ at::Tensor & wrap_log_normal_inplace(at::Tensor & self, double mean, double std,
   return self;
 }
 
+// aten::ne.Scalar(Tensor self, Scalar other) -> Tensor
+at::Tensor wrap_ne_scalar(const at::Tensor & self, const at::Scalar & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::ne.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::ne.Scalar argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_ne_scalar(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::eq.Tensor(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_eq_tensor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::eq.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::eq.Tensor argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_eq_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::ge.Scalar_out(Tensor self, Scalar other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_ge_scalar_out(const at::Tensor & self, const at::Scalar & other, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(out)));
@@ -1224,6 +1270,26 @@ at::Tensor wrap_histc(const at::Tensor & self, int64_t bins, const at::Scalar & 
   auto regen_a3 = ::regen::lift_scalar(max, "aten::histc argument 'max'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_histc(regen_a0, regen_a1, regen_a2, regen_a3, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::fmod.Tensor(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_fmod_tensor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::fmod.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::fmod.Tensor argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_fmod_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::nextafter(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_nextafter(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::nextafter argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::nextafter argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_nextafter(regen_a0, regen_a1, &regen_r0));
   return ::regen::adopt(regen_r0);
 }
 
@@ -2349,6 +2415,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "baddbmm.out", TORCH_FN(regen_runtime_ops::wrap_baddbmm_out));
   regen_runtime_ops::register_kernel(m, "baddbmm.dtype", TORCH_FN(regen_runtime_ops::wrap_baddbmm_dtype));
   regen_runtime_ops::register_kernel(m, "bitwise_not", TORCH_FN(regen_runtime_ops::wrap_bitwise_not));
+  regen_runtime_ops::register_kernel(m, "logical_xor", TORCH_FN(regen_runtime_ops::wrap_logical_xor));
+  regen_runtime_ops::register_kernel(m, "logical_and", TORCH_FN(regen_runtime_ops::wrap_logical_and));
   regen_runtime_ops::register_kernel(m, "logical_or.out", TORCH_FN(regen_runtime_ops::wrap_logical_or_out));
   regen_runtime_ops::register_kernel(m, "bmm.dtype_out", TORCH_FN(regen_runtime_ops::wrap_bmm_dtype_out));
   regen_runtime_ops::register_kernel(m, "ceil.out", TORCH_FN(regen_runtime_ops::wrap_ceil_out));
@@ -2413,6 +2481,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "addbmm.out", TORCH_FN(regen_runtime_ops::wrap_addbmm_out));
   regen_runtime_ops::register_kernel(m, "random_.to", TORCH_FN(regen_runtime_ops::wrap_random_inplace_to));
   regen_runtime_ops::register_kernel(m, "log_normal_", TORCH_FN(regen_runtime_ops::wrap_log_normal_inplace));
+  regen_runtime_ops::register_kernel(m, "ne.Scalar", TORCH_FN(regen_runtime_ops::wrap_ne_scalar));
+  regen_runtime_ops::register_kernel(m, "eq.Tensor", TORCH_FN(regen_runtime_ops::wrap_eq_tensor));
   regen_runtime_ops::register_kernel(m, "ge.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_ge_scalar_out));
   regen_runtime_ops::register_kernel(m, "le.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_le_tensor_out));
   regen_runtime_ops::register_kernel(m, "gt.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_gt_tensor_out));
@@ -2427,6 +2497,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "i0.out", TORCH_FN(regen_runtime_ops::wrap_i0_out));
   regen_runtime_ops::register_kernel(m, "sign.out", TORCH_FN(regen_runtime_ops::wrap_sign_out));
   regen_runtime_ops::register_kernel(m, "histc", TORCH_FN(regen_runtime_ops::wrap_histc));
+  regen_runtime_ops::register_kernel(m, "fmod.Tensor", TORCH_FN(regen_runtime_ops::wrap_fmod_tensor));
+  regen_runtime_ops::register_kernel(m, "nextafter", TORCH_FN(regen_runtime_ops::wrap_nextafter));
   regen_runtime_ops::register_kernel(m, "remainder.Scalar_Tensor", TORCH_FN(regen_runtime_ops::wrap_remainder_scalar_tensor));
   regen_runtime_ops::register_kernel(m, "all.all_out", TORCH_FN(regen_runtime_ops::wrap_all_all_out));
   regen_runtime_ops::register_kernel(m, "pow.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_pow_scalar_out));

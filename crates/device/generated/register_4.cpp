@@ -42,6 +42,7 @@ regen_error* regen_kernel_floor_divide(regen_tensor self, regen_tensor other, re
 regen_error* regen_kernel_floor_divide_inplace_tensor(regen_tensor self, regen_tensor other);
 regen_error* regen_kernel_frac_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_gcd_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_lcm(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_grid_sampler_2d_backward(regen_tensor grad_output, regen_tensor input, regen_tensor grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1);
 regen_error* regen_kernel_native_group_norm_backward(regen_tensor grad_out, regen_tensor input, regen_tensor mean, regen_tensor rstd, regen_tensor weight, int64_t N, int64_t C, int64_t HxW, int64_t group, regen_bool_list output_mask, regen_tensor* regen_r0, regen_tensor* regen_r1, regen_tensor* regen_r2);
 regen_error* regen_kernel_index_copy_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor source, regen_tensor out);
@@ -50,6 +51,8 @@ regen_error* regen_kernel_native_layer_norm(regen_tensor input, regen_i64_list n
 regen_error* regen_kernel_nan_to_num_out(regen_tensor self, regen_opt_f64 nan, regen_opt_f64 posinf, regen_opt_f64 neginf, regen_tensor out);
 regen_error* regen_kernel_log_out(regen_tensor self, regen_tensor out);
 regen_error* regen_kernel_log2_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_logaddexp(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel_logaddexp2(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_logspace_out(regen_scalar start, regen_scalar end, int64_t steps, double base, regen_tensor out);
 regen_error* regen_kernel__log_softmax_out(regen_tensor self, int64_t dim, bool half_to_float, regen_tensor out);
 regen_error* regen_kernel__logcumsumexp_out(regen_tensor self, int64_t dim, regen_tensor out);
@@ -87,6 +90,7 @@ regen_error* regen_kernel_put_inplace(regen_tensor self, regen_tensor index, reg
 regen_error* regen_kernel_index_fill_inplace_int_tensor(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor value);
 regen_error* regen_kernel_scatter_add_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor src, regen_tensor out);
 regen_error* regen_kernel_scatter_reduce_two_out(regen_tensor self, int64_t dim, regen_tensor index, regen_tensor src, regen_str reduce, bool include_self, regen_tensor out);
+regen_error* regen_kernel_bitwise_or_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_dunder_ilshift_tensor(regen_tensor self, regen_tensor other);
 regen_error* regen_kernel_dunder_rshift_scalar(regen_tensor self, regen_scalar other, regen_tensor* regen_r0);
 regen_error* regen_kernel_random_inplace_from(regen_tensor self, int64_t from, regen_opt_i64 to, void* generator);
@@ -95,6 +99,8 @@ regen_error* regen_kernel_cauchy_inplace(regen_tensor self, double median, doubl
 regen_error* regen_kernel_geometric_inplace(regen_tensor self, double p, void* generator);
 regen_error* regen_kernel_triu_out(regen_tensor self, int64_t diagonal, regen_tensor out);
 regen_error* regen_kernel_triu_indices(int64_t row, int64_t col, int64_t offset, int32_t dtype, int32_t layout, regen_device device, regen_opt_bool pin_memory, regen_tensor* regen_r0);
+regen_error* regen_kernel_ne_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
+regen_error* regen_kernel_eq_scalar(regen_tensor self, regen_scalar other, regen_tensor* regen_r0);
 regen_error* regen_kernel_ge_tensor_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_le_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
 regen_error* regen_kernel_gt_scalar_out(regen_tensor self, regen_scalar other, regen_tensor out);
@@ -104,12 +110,16 @@ regen_error* regen_kernel_nonzero_static_out(regen_tensor self, int64_t size, in
 regen_error* regen_kernel_addcmul_out(regen_tensor self, regen_tensor tensor1, regen_tensor tensor2, regen_scalar value, regen_tensor out);
 regen_error* regen_kernel_digamma(regen_tensor self, regen_tensor* regen_r0);
 regen_error* regen_kernel_erfinv(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_atan2(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_hypot_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_igamma_out(regen_tensor self, regen_tensor other, regen_tensor out);
+regen_error* regen_kernel_remainder_tensor(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_min(regen_tensor self, regen_tensor* regen_r0);
+regen_error* regen_kernel_fmin(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_fmax_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_maximum_out(regen_tensor self, regen_tensor other, regen_tensor out);
 regen_error* regen_kernel_max_unary_out(regen_tensor self, regen_tensor out);
+regen_error* regen_kernel_minimum(regen_tensor self, regen_tensor other, regen_tensor* regen_r0);
 regen_error* regen_kernel_sort_values_stable(regen_tensor self, regen_opt_bool stable, int64_t dim, bool descending, regen_tensor values, regen_tensor indices);
 regen_error* regen_kernel_topk_values(regen_tensor self, int64_t k, int64_t dim, bool largest, bool sorted, regen_tensor values, regen_tensor indices);
 regen_error* regen_kernel_any_all_out(regen_tensor self, regen_tensor out);
@@ -492,6 +502,16 @@ at::Tensor & wrap_gcd_out(const at::Tensor & self, const at::Tensor & other, at:
   return out;
 }
 
+// aten::lcm(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_lcm(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::lcm argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::lcm argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_lcm(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)
 ::std::tuple<at::Tensor,at::Tensor> wrap_grid_sampler_2d_backward(const at::Tensor & grad_output, const at::Tensor & input, const at::Tensor & grid, int64_t interpolation_mode, int64_t padding_mode, bool align_corners, ::std::array<bool,2> output_mask) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(grad_output), ::regen::device_of_tensor(input), ::regen::device_of_tensor(grid)));
@@ -595,6 +615,26 @@ at::Tensor & wrap_log2_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a1 = ::regen::lift_tensor(out, "aten::log2.out argument 'out'");
   ::regen::check(regen_kernel_log2_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::logaddexp(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_logaddexp(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::logaddexp argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::logaddexp argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_logaddexp(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::logaddexp2(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_logaddexp2(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::logaddexp2 argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::logaddexp2 argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_logaddexp2(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::logspace.out(Scalar start, Scalar end, int steps, float base=10.0, *, Tensor(a!) out) -> Tensor(a!)
@@ -1013,6 +1053,16 @@ at::Tensor & wrap_scatter_reduce_two_out(const at::Tensor & self, int64_t dim, c
   return out;
 }
 
+// aten::bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_bitwise_or_tensor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::bitwise_or.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::bitwise_or.Tensor argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_bitwise_or_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::__ilshift__.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)
 at::Tensor & wrap_dunder_ilshift_tensor(at::Tensor & self, const at::Tensor & other) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
@@ -1095,6 +1145,26 @@ at::Tensor wrap_triu_indices(int64_t row, int64_t col, int64_t offset, ::std::op
   auto regen_a6 = ::regen::lift_opt_bool(pin_memory, "aten::triu_indices argument 'pin_memory'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_triu_indices(regen_a0, regen_a1, regen_a2, regen_a3, regen_a4, regen_a5, regen_a6, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::ne.Tensor(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_ne_tensor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::ne.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::ne.Tensor argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_ne_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::eq.Scalar(Tensor self, Scalar other) -> Tensor
+at::Tensor wrap_eq_scalar(const at::Tensor & self, const at::Scalar & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::eq.Scalar argument 'self'");
+  auto regen_a1 = ::regen::lift_scalar(other, "aten::eq.Scalar argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_eq_scalar(regen_a0, regen_a1, &regen_r0));
   return ::regen::adopt(regen_r0);
 }
 
@@ -1189,6 +1259,16 @@ at::Tensor wrap_erfinv(const at::Tensor & self) {
   return ::regen::adopt(regen_r0);
 }
 
+// aten::atan2(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_atan2(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::atan2 argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::atan2 argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_atan2(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::hypot.out(Tensor self, Tensor other, *, Tensor(a!) out) -> Tensor(a!)
 at::Tensor & wrap_hypot_out(const at::Tensor & self, const at::Tensor & other, at::Tensor & out) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other), ::regen::device_of_tensor(out)));
@@ -1209,12 +1289,32 @@ at::Tensor & wrap_igamma_out(const at::Tensor & self, const at::Tensor & other, 
   return out;
 }
 
+// aten::remainder.Tensor(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_remainder_tensor(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::remainder.Tensor argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::remainder.Tensor argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_remainder_tensor(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
 // aten::min(Tensor self) -> Tensor
 at::Tensor wrap_min(const at::Tensor & self) {
   const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self)));
   auto regen_a0 = ::regen::lift_tensor(self, "aten::min argument 'self'");
   regen_tensor regen_r0 = ::regen::no_tensor();
   ::regen::check(regen_kernel_min(regen_a0, &regen_r0));
+  return ::regen::adopt(regen_r0);
+}
+
+// aten::fmin(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_fmin(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::fmin argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::fmin argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_fmin(regen_a0, regen_a1, &regen_r0));
   return ::regen::adopt(regen_r0);
 }
 
@@ -1245,6 +1345,16 @@ at::Tensor & wrap_max_unary_out(const at::Tensor & self, at::Tensor & out) {
   auto regen_a1 = ::regen::lift_tensor(out, "aten::max.unary_out argument 'out'");
   ::regen::check(regen_kernel_max_unary_out(regen_a0, regen_a1));
   return out;
+}
+
+// aten::minimum(Tensor self, Tensor other) -> Tensor
+at::Tensor wrap_minimum(const at::Tensor & self, const at::Tensor & other) {
+  const c10::OptionalDeviceGuard regen_device_guard(::regen::call_device(::regen::device_of_tensor(self), ::regen::device_of_tensor(other)));
+  auto regen_a0 = ::regen::lift_tensor(self, "aten::minimum argument 'self'");
+  auto regen_a1 = ::regen::lift_tensor(other, "aten::minimum argument 'other'");
+  regen_tensor regen_r0 = ::regen::no_tensor();
+  ::regen::check(regen_kernel_minimum(regen_a0, regen_a1, &regen_r0));
+  return ::regen::adopt(regen_r0);
 }
 
 // aten::sort.values_stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) -> (Tensor(a!) values, Tensor(b!) indices)
@@ -2267,6 +2377,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "floor_divide_.Tensor", TORCH_FN(regen_runtime_ops::wrap_floor_divide_inplace_tensor));
   regen_runtime_ops::register_kernel(m, "frac.out", TORCH_FN(regen_runtime_ops::wrap_frac_out));
   regen_runtime_ops::register_kernel(m, "gcd.out", TORCH_FN(regen_runtime_ops::wrap_gcd_out));
+  regen_runtime_ops::register_kernel(m, "lcm", TORCH_FN(regen_runtime_ops::wrap_lcm));
   regen_runtime_ops::register_kernel(m, "grid_sampler_2d_backward", TORCH_FN(regen_runtime_ops::wrap_grid_sampler_2d_backward));
   regen_runtime_ops::register_kernel(m, "native_group_norm_backward", TORCH_FN(regen_runtime_ops::wrap_native_group_norm_backward));
   regen_runtime_ops::register_kernel(m, "index_copy.out", TORCH_FN(regen_runtime_ops::wrap_index_copy_out));
@@ -2275,6 +2386,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "nan_to_num.out", TORCH_FN(regen_runtime_ops::wrap_nan_to_num_out));
   regen_runtime_ops::register_kernel(m, "log.out", TORCH_FN(regen_runtime_ops::wrap_log_out));
   regen_runtime_ops::register_kernel(m, "log2.out", TORCH_FN(regen_runtime_ops::wrap_log2_out));
+  regen_runtime_ops::register_kernel(m, "logaddexp", TORCH_FN(regen_runtime_ops::wrap_logaddexp));
+  regen_runtime_ops::register_kernel(m, "logaddexp2", TORCH_FN(regen_runtime_ops::wrap_logaddexp2));
   regen_runtime_ops::register_kernel(m, "logspace.out", TORCH_FN(regen_runtime_ops::wrap_logspace_out));
   regen_runtime_ops::register_kernel(m, "_log_softmax.out", TORCH_FN(regen_runtime_ops::wrap__log_softmax_out));
   regen_runtime_ops::register_kernel(m, "_logcumsumexp.out", TORCH_FN(regen_runtime_ops::wrap__logcumsumexp_out));
@@ -2312,6 +2425,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "index_fill_.int_Tensor", TORCH_FN(regen_runtime_ops::wrap_index_fill_inplace_int_tensor));
   regen_runtime_ops::register_kernel(m, "scatter_add.out", TORCH_FN(regen_runtime_ops::wrap_scatter_add_out));
   regen_runtime_ops::register_kernel(m, "scatter_reduce.two_out", TORCH_FN(regen_runtime_ops::wrap_scatter_reduce_two_out));
+  regen_runtime_ops::register_kernel(m, "bitwise_or.Tensor", TORCH_FN(regen_runtime_ops::wrap_bitwise_or_tensor));
   regen_runtime_ops::register_kernel(m, "__ilshift__.Tensor", TORCH_FN(regen_runtime_ops::wrap_dunder_ilshift_tensor));
   regen_runtime_ops::register_kernel(m, "__rshift__.Scalar", TORCH_FN(regen_runtime_ops::wrap_dunder_rshift_scalar));
   regen_runtime_ops::register_kernel(m, "random_.from", TORCH_FN(regen_runtime_ops::wrap_random_inplace_from));
@@ -2320,6 +2434,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "geometric_", TORCH_FN(regen_runtime_ops::wrap_geometric_inplace));
   regen_runtime_ops::register_kernel(m, "triu.out", TORCH_FN(regen_runtime_ops::wrap_triu_out));
   regen_runtime_ops::register_kernel(m, "triu_indices", TORCH_FN(regen_runtime_ops::wrap_triu_indices));
+  regen_runtime_ops::register_kernel(m, "ne.Tensor", TORCH_FN(regen_runtime_ops::wrap_ne_tensor));
+  regen_runtime_ops::register_kernel(m, "eq.Scalar", TORCH_FN(regen_runtime_ops::wrap_eq_scalar));
   regen_runtime_ops::register_kernel(m, "ge.Tensor_out", TORCH_FN(regen_runtime_ops::wrap_ge_tensor_out));
   regen_runtime_ops::register_kernel(m, "le.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_le_scalar_out));
   regen_runtime_ops::register_kernel(m, "gt.Scalar_out", TORCH_FN(regen_runtime_ops::wrap_gt_scalar_out));
@@ -2329,12 +2445,16 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   regen_runtime_ops::register_kernel(m, "addcmul.out", TORCH_FN(regen_runtime_ops::wrap_addcmul_out));
   regen_runtime_ops::register_kernel(m, "digamma", TORCH_FN(regen_runtime_ops::wrap_digamma));
   regen_runtime_ops::register_kernel(m, "erfinv", TORCH_FN(regen_runtime_ops::wrap_erfinv));
+  regen_runtime_ops::register_kernel(m, "atan2", TORCH_FN(regen_runtime_ops::wrap_atan2));
   regen_runtime_ops::register_kernel(m, "hypot.out", TORCH_FN(regen_runtime_ops::wrap_hypot_out));
   regen_runtime_ops::register_kernel(m, "igamma.out", TORCH_FN(regen_runtime_ops::wrap_igamma_out));
+  regen_runtime_ops::register_kernel(m, "remainder.Tensor", TORCH_FN(regen_runtime_ops::wrap_remainder_tensor));
   regen_runtime_ops::register_kernel(m, "min", TORCH_FN(regen_runtime_ops::wrap_min));
+  regen_runtime_ops::register_kernel(m, "fmin", TORCH_FN(regen_runtime_ops::wrap_fmin));
   regen_runtime_ops::register_kernel(m, "fmax.out", TORCH_FN(regen_runtime_ops::wrap_fmax_out));
   regen_runtime_ops::register_kernel(m, "maximum.out", TORCH_FN(regen_runtime_ops::wrap_maximum_out));
   regen_runtime_ops::register_kernel(m, "max.unary_out", TORCH_FN(regen_runtime_ops::wrap_max_unary_out));
+  regen_runtime_ops::register_kernel(m, "minimum", TORCH_FN(regen_runtime_ops::wrap_minimum));
   regen_runtime_ops::register_kernel(m, "sort.values_stable", TORCH_FN(regen_runtime_ops::wrap_sort_values_stable));
   regen_runtime_ops::register_kernel(m, "topk.values", TORCH_FN(regen_runtime_ops::wrap_topk_values));
   regen_runtime_ops::register_kernel(m, "any.all_out", TORCH_FN(regen_runtime_ops::wrap_any_all_out));

@@ -148,18 +148,26 @@ def test_unary_table_matches_cpu(op, dtype):
     compare(fn(on_device(a).t()), fn(a.t()))
 
 
-# Rows of the binary table (crates/kernels/src/ops/binary.rs): (torch function, native op key).
+# Rows of the binary table (crates/kernels/src/ops/binary.rs): (torch function, native key of its
+# functional form, native key of its .out form). The functional forms are kernels of their own but
+# heaviside's, which PyTorch derives from .out.
 BINARY_TABLE = [
-    ("add", "add.Tensor"), ("sub", "sub.Tensor"), ("mul", "mul.Tensor"), ("div", "div.Tensor"),
-    ("remainder", "remainder.Tensor_out"), ("fmod", "fmod.Tensor_out"), ("pow", "pow.Tensor_Tensor_out"),
-    ("atan2", "atan2.out"), ("hypot", "hypot.out"), ("copysign", "copysign.out"), ("nextafter", "nextafter.out"),
-    ("maximum", "maximum.out"), ("minimum", "minimum.out"), ("fmax", "fmax.out"), ("fmin", "fmin.out"),
-    ("logaddexp", "logaddexp.out"), ("logaddexp2", "logaddexp2.out"), ("xlogy", "xlogy.OutTensor"),
-    ("heaviside", "heaviside.out"), ("gcd", "gcd.out"), ("lcm", "lcm.out"), ("floor_divide", "floor_divide"),
-    ("bitwise_and", "bitwise_and.Tensor_out"), ("bitwise_or", "bitwise_or.Tensor_out"), ("bitwise_xor", "bitwise_xor.Tensor_out"),
-    ("logical_and", "logical_and.out"), ("logical_or", "logical_or.out"), ("logical_xor", "logical_xor.out"),
-    ("eq", "eq.Tensor_out"), ("ne", "ne.Tensor_out"), ("lt", "lt.Tensor_out"), ("le", "le.Tensor_out"),
-    ("gt", "gt.Tensor_out"), ("ge", "ge.Tensor_out"),
+    ("add", "add.Tensor", "add.out"), ("sub", "sub.Tensor", "sub.out"), ("mul", "mul.Tensor", "mul.out"),
+    ("div", "div.Tensor", "div.out"), ("remainder", "remainder.Tensor", "remainder.Tensor_out"),
+    ("fmod", "fmod.Tensor", "fmod.Tensor_out"), ("pow", "pow.Tensor_Tensor", "pow.Tensor_Tensor_out"),
+    ("atan2", "atan2", "atan2.out"), ("hypot", "hypot", "hypot.out"), ("copysign", "copysign.Tensor", "copysign.out"),
+    ("nextafter", "nextafter", "nextafter.out"), ("maximum", "maximum", "maximum.out"),
+    ("minimum", "minimum", "minimum.out"), ("fmax", "fmax", "fmax.out"), ("fmin", "fmin", "fmin.out"),
+    ("logaddexp", "logaddexp", "logaddexp.out"), ("logaddexp2", "logaddexp2", "logaddexp2.out"),
+    ("xlogy", "xlogy.Tensor", "xlogy.OutTensor"), ("heaviside", "heaviside.out", "heaviside.out"),
+    ("gcd", "gcd", "gcd.out"), ("lcm", "lcm", "lcm.out"), ("floor_divide", "floor_divide", "floor_divide.out"),
+    ("bitwise_and", "bitwise_and.Tensor", "bitwise_and.Tensor_out"),
+    ("bitwise_or", "bitwise_or.Tensor", "bitwise_or.Tensor_out"),
+    ("bitwise_xor", "bitwise_xor.Tensor", "bitwise_xor.Tensor_out"),
+    ("logical_and", "logical_and", "logical_and.out"), ("logical_or", "logical_or", "logical_or.out"),
+    ("logical_xor", "logical_xor", "logical_xor.out"), ("eq", "eq.Tensor", "eq.Tensor_out"),
+    ("ne", "ne.Tensor", "ne.Tensor_out"), ("lt", "lt.Tensor", "lt.Tensor_out"), ("le", "le.Tensor", "le.Tensor_out"),
+    ("gt", "gt.Tensor", "gt.Tensor_out"), ("ge", "ge.Tensor", "ge.Tensor_out"),
 ]
 
 
@@ -172,7 +180,7 @@ def test_nextafter_steps_one_unit_of_the_dtype(dtype):
     info = torch.finfo(dtype)
     x = torch.tensor([1.0, 1.0, 0.0, -0.0, -1.0, info.max, info.max, info.tiny, -info.tiny, 3.0, float("nan"), 2.0, float("inf")], dtype=dtype)
     y = torch.tensor([2.0, 0.0, -1.0, 1.0, 0.0, float("inf"), 0.0, 0.0, 0.0, 3.0, 1.0, float("nan"), 0.0], dtype=dtype)
-    with counted("nextafter.out"):
+    with counted("nextafter"):
         got = torch.nextafter(on_device(x), on_device(y)).cpu()
     assert torch.equal(got.isnan(), torch.nextafter(x, y).isnan())
     expected = torch.nextafter(x, y)
@@ -181,9 +189,9 @@ def test_nextafter_steps_one_unit_of_the_dtype(dtype):
     assert torch.equal(got[finite].view(bits), expected[finite].view(bits)), (got, expected)
 
 
-@pytest.mark.parametrize("op,native", BINARY_TABLE, ids=[n for n, _ in BINARY_TABLE])
+@pytest.mark.parametrize("op,native,native_out", BINARY_TABLE, ids=[n for n, _, _ in BINARY_TABLE])
 @pytest.mark.parametrize("dtype", TABLE_DTYPES, ids=str)
-def test_binary_table_matches_cpu(op, native, dtype):
+def test_binary_table_matches_cpu(op, native, native_out, dtype):
     a, b = make_any((3, 4), dtype, 1), make_any((4,), dtype, 2)
     if op in ("remainder", "fmod", "floor_divide", "div") and not (dtype.is_floating_point or dtype.is_complex):
         a = torch.where(a == 0, torch.ones_like(a), a)
@@ -205,6 +213,11 @@ def test_binary_table_matches_cpu(op, native, dtype):
         got = fn(on_device(a), on_device(b))
     assert got.dtype == expected.dtype
     compare(got, expected)
+    # The .out form, into an output of the result's dtype resized from empty.
+    out = torch.empty(0, dtype=expected.dtype, device="regen")
+    with counted(native_out):
+        fn(on_device(a), on_device(b), out=out)
+    compare(out, expected)
     # Broadcast the other way, transposed, and with a Python scalar.
     compare(fn(on_device(b), on_device(a).t().t()), fn(b, a))
     if op not in ("gcd", "lcm", "bitwise_and", "bitwise_or", "bitwise_xor") or not dtype.is_floating_point:

@@ -16,7 +16,7 @@ use crate::engine::dispatch::{Domains, Float, Int, dispatch};
 use crate::engine::dtype::{DType, Num};
 use crate::engine::iter::Iter;
 use crate::engine::loops::{self, Vector2};
-use crate::engine::operands::{Config, Input, Prepared, elementwise};
+use crate::engine::operands::{Config, Input, Prepared, elementwise, elementwise_new};
 use crate::engine::scalar::{self as s, Real};
 
 /// One binary op.
@@ -293,6 +293,13 @@ pub fn run_predicate<Op: Predicate>(a: Input<'_>, b: Input<'_>, out: TensorRef<'
     })
 }
 
+/// The predicate `Op` of `a` and `b` into a new Bool tensor (a functional form).
+pub fn functional_predicate<Op: Predicate>(a: Input<'_>, b: Input<'_>) -> Result<regen_runtime::Tensor> {
+    elementwise_new(Op::NAME, Config::PREDICATE, &[a, b], |p| {
+        dispatch(&PredicateLoop::<Op>(&p.iter, PhantomData), p.common)
+    })
+}
+
 /// The predicate `Op`'s loop over an iterator, in each dtype domain it has.
 struct PredicateLoop<'a, Op>(&'a Iter, PhantomData<Op>);
 
@@ -450,8 +457,8 @@ pub mod ops {
         op Minimum "minimum" false { b: |x, y| x && y; i: |x, y| x.min(y); f: |x, y| s::minimum(x, y); }
         op Fmax "fmax" false { b: |x, y| x || y; i: |x, y| x.max(y); f: |x, y| x.max(y); }
         op Fmin "fmin" false { b: |x, y| x && y; i: |x, y| x.min(y); f: |x, y| x.min(y); }
-        op Logaddexp "logaddexp" true { f: |x, y| s::logaddexp(x, y); c: |x, y| s::logaddexp_complex(x, y); }
-        op Logaddexp2 "logaddexp2" true { f: |x, y| s::logaddexp2(x, y); }
+        op Logaddexp "logaddexp" false { f: |x, y| s::logaddexp(x, y); c: |x, y| s::logaddexp_complex(x, y); }
+        op Logaddexp2 "logaddexp2" false { f: |x, y| s::logaddexp2(x, y); }
         op Xlogy "xlogy" true { f: |x, y| s::xlogy(x, y); }
         op Heaviside "heaviside" false { b: |x, y| x || y; i: |x, y| if x == 0 { y } else { i64::from(x > 0) }; f: |x, y| s::heaviside(x, y); }
         op Gcd "gcd" false { i: |x, y| s::gcd(x, y); }
@@ -530,7 +537,12 @@ pub mod ops {
     }
 }
 
-/// The table of `Kernels` methods: `method kind Op;`.
+/// The table of `Kernels` methods: `method kind Op;`. Kinds: `tt`, `ts`, `st` (tensor or scalar
+/// operands) and `tta` (with alpha) write `out`; `ftt`, `ftta` are functional forms; `ptt`,
+/// `pts` predicates into `out`, `fptt`, `fpts` functional predicates. The functional forms are
+/// registered rather than left to PyTorch's derived form, which runs the meta function's
+/// TensorIterator and dispatches again to `.out` (heaviside's stays derived: its meta function
+/// refuses operands of different dtypes, which the kernel does not check).
 #[macro_export]
 macro_rules! binary_table {
     ($callback:ident) => {
@@ -596,6 +608,40 @@ macro_rules! binary_table {
             special_hermite_polynomial_he_out tt HermitePolynomialHe;
             special_laguerre_polynomial_l_out tt LaguerrePolynomialL;
             special_legendre_polynomial_p_out tt LegendrePolynomialP;
+            remainder_tensor ftt Remainder;
+            fmod_tensor ftt Fmod;
+            pow_tensor_tensor ftt Pow;
+            atan2 ftt Atan2;
+            hypot ftt Hypot;
+            copysign_tensor ftt Copysign;
+            nextafter ftt Nextafter;
+            maximum ftt Maximum;
+            minimum ftt Minimum;
+            fmax ftt Fmax;
+            fmin ftt Fmin;
+            logaddexp ftt Logaddexp;
+            logaddexp2 ftt Logaddexp2;
+            xlogy_tensor ftt Xlogy;
+            gcd ftt Gcd;
+            lcm ftt Lcm;
+            bitwise_and_tensor ftt BitwiseAnd;
+            bitwise_or_tensor ftt BitwiseOr;
+            bitwise_xor_tensor ftt BitwiseXor;
+            logical_and fptt LogicalAnd;
+            logical_or fptt LogicalOr;
+            logical_xor fptt LogicalXor;
+            eq_tensor fptt Eq;
+            eq_scalar fpts Eq;
+            ne_tensor fptt Ne;
+            ne_scalar fpts Ne;
+            lt_tensor fptt Lt;
+            lt_scalar fpts Lt;
+            le_tensor fptt Le;
+            le_scalar fpts Le;
+            gt_tensor fptt Gt;
+            gt_scalar fpts Gt;
+            ge_tensor fptt Ge;
+            ge_scalar fpts Ge;
         }
     };
 }
@@ -646,6 +692,18 @@ macro_rules! binary_methods {
         fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::TensorRef<'_>, out: regen_runtime::TensorRef<'_>) -> regen_runtime::Result<()> {
             use $crate::engine::operands::Input;
             $crate::ops::binary::run_predicate::<$crate::ops::binary::ops::$op>(Input::Tensor(a), Input::Tensor(b), out)
+        }
+    };
+    (@one $method:ident fptt $op:ident) => {
+        fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::TensorRef<'_>) -> regen_runtime::Result<regen_runtime::Tensor> {
+            use $crate::engine::operands::Input;
+            $crate::ops::binary::functional_predicate::<$crate::ops::binary::ops::$op>(Input::Tensor(a), Input::Tensor(b))
+        }
+    };
+    (@one $method:ident fpts $op:ident) => {
+        fn $method(&self, a: regen_runtime::TensorRef<'_>, b: regen_runtime::Scalar) -> regen_runtime::Result<regen_runtime::Tensor> {
+            use $crate::engine::operands::Input;
+            $crate::ops::binary::functional_predicate::<$crate::ops::binary::ops::$op>(Input::Tensor(a), Input::Scalar(b))
         }
     };
     (@one $method:ident pts $op:ident) => {
@@ -701,7 +759,7 @@ pub fn functional_alpha<Op: Binary>(
     alpha: Option<Scalar>,
 ) -> Result<regen_runtime::Tensor> {
     let config = if Op::INT_TO_FLOAT { Config::FLOATING } else { Config::ARITHMETIC };
-    crate::engine::operands::elementwise_new(Op::NAME, config, &[a, b], body::<Op>(&b, alpha))
+    elementwise_new(Op::NAME, config, &[a, b], body::<Op>(&b, alpha))
 }
 
 /// `div.out_mode`: true, truncating or floor division.
