@@ -700,6 +700,19 @@ def test_half_types_compute_and_convert(dtype):
     compare(on_device(a.float()).to(dtype), a)
 
 
+def test_bfloat16_widens_bit_exactly_as_cpu_signalling_nans_included():
+    # bfloat16 -> float32 is a shift into the high half on CPU (c10::BFloat16), so a signalling
+    # NaN stays signalling; the kernels widened through `half`'s to_f32, which also quiets it
+    # (0x7f81 became 0x7fc1), and now shift as CPU does. (A NaN's payload after arithmetic is
+    # not compared: CPU's vector paths differ in it by CPU.)
+    bits = torch.tensor([0x7F81, 0xFF81 - 0x10000, 0x7FC1, 0x3F80, 0x0001, -0x8000], dtype=torch.int16)
+    b = bits.view(torch.bfloat16)
+    with counted("copy_"):
+        widened = on_device(b).float().cpu()
+    assert widened.view(torch.int32).tolist() == b.float().view(torch.int32).tolist()
+    assert torch.isnan(on_device(b) + 1).cpu().tolist() == [True, True, True, False, False, False]
+
+
 def test_complex_computes_natively_and_unsupported_dtypes_raise_runtime_errors():
     c = make_any((3,), torch.complex64)
     with counted("exp"):
