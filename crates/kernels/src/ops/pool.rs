@@ -363,6 +363,45 @@ fn grain(p: &Plan) -> usize {
     (GRAIN / work.max(1)).max(1)
 }
 
+/// Calls `f` with a pointer to each element of a window of plane `base` (strides `st`), in the
+/// window's order, its rows walked by stepped pointers (offsets computed per element from three
+/// strides made average pooling forward and backward a quarter slower than CPU's).
+///
+/// # Safety
+/// The window lies inside the plane `base` of a tensor with strides `st`.
+#[inline(always)]
+unsafe fn for_window<T>(base: *mut T, st: &[isize; 5], [wd, wh, ww]: [&Win; 3], mut f: impl FnMut(*mut T)) {
+    let wstep = st[4] * ww.step as isize;
+    let mut d = wd.lo;
+    while d < wd.hi {
+        let mut h = wh.lo;
+        while h < wh.hi {
+            let mut q = base.wrapping_offset(d as isize * st[2] + h as isize * st[3] + ww.lo as isize * st[4]);
+            let mut w = ww.lo;
+            while w < ww.hi {
+                f(q);
+                q = q.wrapping_offset(wstep);
+                w += ww.step;
+            }
+            h += wh.step;
+        }
+        d += wd.step;
+    }
+}
+
+/// The sum of a window's elements of plane `xp` of `x` in op-math, in the window's order, each
+/// partial sum passed through `r` (rounding to the element type where CPU's kernel does).
+///
+/// # Safety
+/// The window lies inside the plane `xp` of `x`.
+#[inline(always)]
+unsafe fn window_sum<T: Px>(xp: *const T, x: &View, wins: [&Win; 3], r: impl Fn(T::Acc) -> T::Acc) -> T::Acc {
+    let mut sum = T::acc_zero();
+    // SAFETY: the caller's contract; every pointer is an element of the window.
+    unsafe { for_window(xp.cast_mut(), &x.st, wins, |q| sum = r(T::add(sum, (*q).to_acc()))) };
+    sum
+}
+
 fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
     if channels_innermost(p, &x, &y, &idx) {
         return forward_channels_last::<T>(p, x, y, idx);
@@ -391,14 +430,8 @@ fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                                 let v = if wd.len() == 0 || wh.len() == 0 || ww.len() == 0 {
                                     T::acc_zero()
                                 } else {
-                                    let mut sum = T::acc_zero();
-                                    for d in wd.lo..wd.hi {
-                                        for h in wh.lo..wh.hi {
-                                            for w in ww.lo..ww.hi {
-                                                sum = T::add(sum, at(d, h, w).to_acc());
-                                            }
-                                        }
-                                    }
+                                    // SAFETY: the plan clips windows to the input.
+                                    let sum = unsafe { window_sum::<T>(xp, &x, [wd, wh, ww], |a| a) };
                                     let div = divisor.unwrap_or(if include_pad {
                                         (wd.full * wh.full * ww.full) as i64
                                     } else {
@@ -419,14 +452,8 @@ fn forward<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
                                 // CPU's 3-d kernel sums and divides in the element type (float16
                                 // and bfloat16 round at each step), its 2-d kernel in op-math.
                                 let r = |a: T::Acc| if p.nd == 3 { rd::<T>(a) } else { a };
-                                let mut sum = T::acc_zero();
-                                for d in wd.lo..wd.hi {
-                                    for h in wh.lo..wh.hi {
-                                        for w in ww.lo..ww.hi {
-                                            sum = r(T::add(sum, at(d, h, w).to_acc()));
-                                        }
-                                    }
-                                }
+                                // SAFETY: the plan clips windows to the input.
+                                let sum = unsafe { window_sum::<T>(xp, &x, [wd, wh, ww], r) };
                                 // CPU divides by each extent in turn (`sum / kh / kw`).
                                 let mut v = sum;
                                 for k in &[wd.full, wh.full, ww.full][3 - p.nd..] {
@@ -617,11 +644,89 @@ fn forward_channels_last<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
 /// The backward pass; false when an index of the max modes lies outside its plane (that
 /// gradient is skipped, and the caller reports the first such index). The indices are checked
 /// here, in the parallel loop, rather than in a serial pass of their own over all of them.
-fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) -> bool {
+/// Zeroes a plane of grad_input (`gp`, sizes `inp`, strides `gi`'s); returns whether it is dense,
+/// i.e. whether a flat index within the plane is its offset.
+///
+/// # Safety
+/// `gp` is a plane of `gi` with the plan's input sizes, which no other thread writes.
+unsafe fn zero_plane<T: Px>(gp: *mut T, gi: &View, [id, ih, iw]: [usize; 3]) -> bool {
+    let dense = gi.st[4] == 1 && gi.st[3] == iw as isize && (id == 1 || gi.st[2] == (ih * iw) as isize);
+    if dense {
+        // SAFETY: the plane's id*ih*iw elements are contiguous; zero bits are zero in every dtype.
+        unsafe { std::ptr::write_bytes(gp, 0, id * ih * iw) };
+        return true;
+    }
+    for d in 0..id {
+        for h in 0..ih {
+            for w in 0..iw {
+                let o = d as isize * gi.st[2] + h as isize * gi.st[3] + w as isize * gi.st[4];
+                // SAFETY: (d, h, w) < (id, ih, iw), an element of the plane.
+                unsafe { *gp.offset(o) = T::from_acc(T::acc_zero()) };
+            }
+        }
+    }
+    false
+}
+
+/// Max pooling's backward plane by plane: each output's gradient added at its saved index, the
+/// gradient and index rows walked by stepped pointers (through [`backward`]'s general walk, which
+/// computes five-term offsets and matches the mode per output, the max_pool2d backward of a
+/// ResNet stem took twice CPU's time). Returns false if an index names no element of its plane.
+fn backward_max<T: Px>(p: &Plan, go: View, gi: View, iv: View) -> bool {
     let [id, ih, iw] = p.inp;
-    let planes = p.n * p.c;
+    let [od_n, oh_n, ow_n] = p.out;
     let plane = (id * ih * iw) as u64;
     let valid = std::sync::atomic::AtomicBool::new(true);
+    regen_runtime::host::parallel_for(p.n * p.c, grain(p), |a, b| {
+        for pl in a..b {
+            let (bn, ch) = (pl / p.c, pl % p.c);
+            let gp = (gi.ptr as *mut T).wrapping_offset(gi.at(bn, ch, 0, 0, 0));
+            // SAFETY: gp is plane (bn, ch) of grad_input, this thread's.
+            let dense = unsafe { zero_plane::<T>(gp, &gi, p.inp) };
+            let gop = (go.ptr as *const T).wrapping_offset(go.at(bn, ch, 0, 0, 0));
+            let ip = (iv.ptr as *const i64).wrapping_offset(iv.at(bn, ch, 0, 0, 0));
+            for od in 0..od_n {
+                for oh in 0..oh_n {
+                    let g_row = gop.wrapping_offset(od as isize * go.st[2] + oh as isize * go.st[3]);
+                    let i_row = ip.wrapping_offset(od as isize * iv.st[2] + oh as isize * iv.st[3]);
+                    for ow in 0..ow_n {
+                        // SAFETY: grad_output's and the indices' sizes were checked equal to the
+                        // plan's output sizes (run_backward): (bn, ch, od, oh, ow) is an element
+                        // of each.
+                        let (g, i) =
+                            unsafe { (*g_row.offset(ow as isize * go.st[4]), *i_row.offset(ow as isize * iv.st[4])) };
+                        // CPU skips -1 (`maxindex != -1`) and writes any other index out of the
+                        // plane out of bounds.
+                        if i as u64 >= plane {
+                            if i != -1 {
+                                valid.store(false, std::sync::atomic::Ordering::Relaxed);
+                            }
+                            continue;
+                        }
+                        let i = i as usize;
+                        let o = if dense {
+                            i as isize
+                        } else {
+                            (i / (ih * iw)) as isize * gi.st[2]
+                                + (i / iw % ih) as isize * gi.st[3]
+                                + (i % iw) as isize * gi.st[4]
+                        };
+                        // SAFETY: o is an element of this thread's plane (the index was checked
+                        // in 0..plane just above).
+                        unsafe { *gp.offset(o) = T::from_acc(rd::<T>(T::add((*gp.offset(o)).to_acc(), g.to_acc()))) };
+                    }
+                }
+            }
+        }
+    });
+    valid.into_inner()
+}
+
+/// The backward pass of the average modes and nearest upsampling (the max modes, which come with
+/// indices, take [`backward_max`]).
+fn backward<T: Px>(p: &Plan, go: View, gi: View) {
+    let [id, ih, iw] = p.inp;
+    let planes = p.n * p.c;
     regen_runtime::host::parallel_for(planes, grain(p), |a, b| {
         // Nearest upsampling sums a plane in op-math and rounds once (CPU's `acc_data_ptr`).
         let mut acc = vec![T::acc_zero(); if matches!(p.mode, Mode::Nearest { .. }) { id * ih * iw } else { 0 }];
@@ -631,29 +736,11 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) -> bool {
             let gat =
                 |d: usize, h: usize, w: usize| d as isize * gi.st[2] + h as isize * gi.st[3] + w as isize * gi.st[4];
             // SAFETY: every call passes an element of plane (bn, ch) of grad_input (the input's
-            // sizes): a max index checked in 0..plane just before (its own offset when the plane
-            // is dense, else through gat), or gat of window indices the plan clipped to the input.
-            // The plane is this thread's only.
-            let add = |o: isize, v: T::Acc| unsafe {
-                *gp.offset(o) = T::from_acc(rd::<T>(T::add((*gp.offset(o)).to_acc(), v)))
-            };
-            // A dense plane takes an index as its offset and is zeroed at once.
-            let dense = gi.st[4] == 1 && gi.st[3] == iw as isize && (id == 1 || gi.st[2] == (ih * iw) as isize);
-            if dense {
-                // SAFETY: the plane's id*ih*iw elements are contiguous; zero bits are zero in
-                // every dtype.
-                unsafe { std::ptr::write_bytes(gp, 0, id * ih * iw) };
-            } else {
-                for d in 0..id {
-                    for h in 0..ih {
-                        for w in 0..iw {
-                            // SAFETY: (d, h, w) < (id, ih, iw), an element of this thread's plane
-                            // of grad_input.
-                            unsafe { *gp.offset(gat(d, h, w)) = T::from_acc(T::acc_zero()) };
-                        }
-                    }
-                }
-            }
+            // sizes): one of a window the plan clipped to the input, or of the whole plane. The
+            // plane is this thread's only.
+            let add = |q: *mut T, v: T::Acc| unsafe { *q = T::from_acc(rd::<T>(T::add((*q).to_acc(), v))) };
+            // SAFETY: gp is plane (bn, ch) of grad_input, this thread's.
+            unsafe { zero_plane::<T>(gp, &gi, p.inp) };
             for (od, wd) in p.win[0].iter().enumerate() {
                 for (oh, wh) in p.win[1].iter().enumerate() {
                     for (ow, ww) in p.win[2].iter().enumerate() {
@@ -665,23 +752,7 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) -> bool {
                                 let k = (wd.lo * ih + wh.lo) * iw + ww.lo;
                                 acc[k] = T::add(acc[k], g);
                             }
-                            Mode::Max | Mode::AdaptiveMax => {
-                                let Some(iv) = idx else { continue };
-                                // SAFETY: the indices' sizes were checked equal to the plan's
-                                // output sizes (run_backward): an element of the indices.
-                                let i = unsafe { *(iv.ptr as *const i64).offset(iv.at(bn, ch, od, oh, ow)) };
-                                // CPU skips -1 (`maxindex != -1`) and writes any other
-                                // index out of the plane out of bounds.
-                                if i == -1 {
-                                    continue;
-                                }
-                                if i as u64 >= plane {
-                                    valid.store(false, std::sync::atomic::Ordering::Relaxed);
-                                    continue;
-                                }
-                                let i = i as usize;
-                                add(if dense { i as isize } else { gat(i / (ih * iw), i / iw % ih, i % iw) }, g);
-                            }
+                            Mode::Max | Mode::AdaptiveMax => unreachable!("backward_max takes the max modes"),
                             Mode::Avg { include_pad, divisor } => {
                                 if wd.len() == 0 || wh.len() == 0 || ww.len() == 0 {
                                     continue;
@@ -692,26 +763,17 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) -> bool {
                                     (wd.len() * wh.len() * ww.len()) as i64
                                 });
                                 let delta = rd::<T>(T::div(g, div));
-                                for d in wd.lo..wd.hi {
-                                    for h in wh.lo..wh.hi {
-                                        for w in ww.lo..ww.hi {
-                                            add(gat(d, h, w), delta);
-                                        }
-                                    }
-                                }
+                                // SAFETY: the plan clips windows to the input; the plane is
+                                // this thread's.
+                                unsafe { for_window(gp, &gi.st, [wd, wh, ww], |q| add(q, delta)) };
                             }
                             Mode::AdaptiveAvg => {
                                 let mut delta = g;
                                 for k in &[wd.full, wh.full, ww.full][3 - p.nd..] {
                                     delta = rd::<T>(T::div(delta, *k as i64));
                                 }
-                                for d in wd.lo..wd.hi {
-                                    for h in wh.lo..wh.hi {
-                                        for w in ww.lo..ww.hi {
-                                            add(gat(d, h, w), delta);
-                                        }
-                                    }
-                                }
+                                // SAFETY: as for the average mode.
+                                unsafe { for_window(gp, &gi.st, [wd, wh, ww], |q| add(q, delta)) };
                             }
                         }
                     }
@@ -732,7 +794,6 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View, idx: Option<View>) -> bool {
             }
         }
     });
-    valid.into_inner()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -846,7 +907,13 @@ fn run_backward(
         let go = view(&copy.as_ref().map_or(*grad_output, |c| c.as_ref()), p.nd);
         let gi = view(g, p.nd);
         let valid = crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
-            backward::<T>(p, go, gi, iv)
+            match iv {
+                Some(v) => backward_max::<T>(p, go, gi, v),
+                None => {
+                    backward::<T>(p, go, gi);
+                    true
+                }
+            }
         }, else return Err(not_implemented(&name(p.mode, p.nd), dtype)));
         match iv {
             Some(v) if !valid => check_indices(p, v),
