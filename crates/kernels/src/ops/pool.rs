@@ -641,9 +641,6 @@ fn forward_channels_last<T: Px>(p: &Plan, x: View, y: View, idx: Option<View>) {
     });
 }
 
-/// The backward pass; false when an index of the max modes lies outside its plane (that
-/// gradient is skipped, and the caller reports the first such index). The indices are checked
-/// here, in the parallel loop, rather than in a serial pass of their own over all of them.
 /// Zeroes a plane of grad_input (`gp`, sizes `inp`, strides `gi`'s); returns whether it is dense,
 /// i.e. whether a flat index within the plane is its offset.
 ///
@@ -671,7 +668,9 @@ unsafe fn zero_plane<T: Px>(gp: *mut T, gi: &View, [id, ih, iw]: [usize; 3]) -> 
 /// Max pooling's backward plane by plane: each output's gradient added at its saved index, the
 /// gradient and index rows walked by stepped pointers (through [`backward`]'s general walk, which
 /// computes five-term offsets and matches the mode per output, the max_pool2d backward of a
-/// ResNet stem took twice CPU's time). Returns false if an index names no element of its plane.
+/// ResNet stem took twice CPU's time). Returns false when an index lies outside its plane (that
+/// gradient is skipped, and the caller reports the first such index): the indices are checked
+/// here, in the parallel loop, rather than in a serial pass of their own over all of them.
 fn backward_max<T: Px>(p: &Plan, go: View, gi: View, iv: View) -> bool {
     let [id, ih, iw] = p.inp;
     let [od_n, oh_n, ow_n] = p.out;
