@@ -1,7 +1,8 @@
 //! The inner loops every elementwise kernel runs (ATen's `cpu_kernel` / `cpu_kernel_vec`): a
 //! scalar function, and optionally a vector function (kernels/math/vmath.rs), applied over the
-//! runs an [`Iter`] produces. A vector function serves every run: contiguous ones directly, others
-//! (strided, broadcast) gathered through a stack buffer. float16 and bfloat16 runs are widened to
+//! runs an [`Iter`] produces. A vector function serves every run: contiguous ones directly (and a
+//! contiguous input against a broadcast scalar), others (strided, broadcast) gathered through a
+//! stack buffer. float16 and bfloat16 runs are widened to
 //! f32 buffers a chunk at a time, computed there (by the vector function, or the scalar one in a
 //! loop the compiler vectorises) and narrowed back (`widened`); bfloat16 runs without a vector
 //! function convert inside the scalar function's own loop where they are contiguous. Without a
@@ -242,8 +243,9 @@ pub fn binary<A: Copy + Send + Sync, B: Copy + Send + Sync, O: Copy + Send + Syn
 }
 
 /// `out = f(a, b)`, with `vector` for every run when there is one, as [`unary_vec`]: runs where
-/// every operand is contiguous are passed to it as they are; others (a broadcast scalar, strides)
-/// are gathered into stack buffers a chunk at a time, run through it there and scattered back.
+/// every operand is contiguous, or contiguous against a broadcast scalar, are passed to it as
+/// they are (the scalar from a buffer of its copies); others (strided runs) are gathered into stack
+/// buffers a chunk at a time, run through it there and scattered back.
 pub fn binary_vec<T: Copy + Send + Sync>(it: &Iter, f: impl Fn(T, T) -> T + Sync + Copy, vector: Option<Vector2<T>>) {
     match vector {
         Some(v) => binary_through(it, v),
@@ -470,7 +472,8 @@ fn widened<T: Half, const N: usize>(
 }
 
 /// Every run of `out = vector(a, b)`, as [`unary_through`]: runs where every operand is
-/// contiguous directly, others (a broadcast scalar, strides) through [`buffered2`].
+/// contiguous directly, a contiguous input against a broadcast scalar through
+/// [`against_scalar`], others (strided runs) through [`buffered2`].
 fn binary_through<T: Copy + Send + Sync>(it: &Iter, vector: Vector2<T>) {
     it.for_each(move |p, s, n| {
         let (o, a, b) = (p[0].cast::<T>(), p[1].cast::<T>().cast_const(), p[2].cast::<T>().cast_const());
