@@ -47,8 +47,14 @@ struct Win {
 }
 
 impl Win {
+    /// Elements in the window. Average windows (step 1) skip the division, which the backward
+    /// pass made three times per output element (avg_pool2d backward 32x64x56x56 k3s2, float32,
+    /// 1 thread: 21.5 -> 20.4 ms; CPU 15).
     fn len(&self) -> usize {
-        if self.hi > self.lo { (self.hi - self.lo).div_ceil(self.step) } else { 0 }
+        match self.step {
+            1 => self.hi.saturating_sub(self.lo),
+            step => self.hi.saturating_sub(self.lo).div_ceil(step),
+        }
     }
 }
 
@@ -377,11 +383,19 @@ unsafe fn for_window<T>(base: *mut T, st: &[isize; 5], [wd, wh, ww]: [&Win; 3], 
         let mut h = wh.lo;
         while h < wh.hi {
             let mut q = base.wrapping_offset(d as isize * st[2] + h as isize * st[3] + ww.lo as isize * st[4]);
-            let mut w = ww.lo;
-            while w < ww.hi {
-                f(q);
-                q = q.wrapping_offset(wstep);
-                w += ww.step;
+            if wstep == 1 {
+                // A contiguous row with its unit stride visible to the compiler, which
+                // vectorises a row of `+= delta` (backward) that a run-time step keeps scalar.
+                for k in 0..ww.hi.saturating_sub(ww.lo) {
+                    f(q.wrapping_add(k));
+                }
+            } else {
+                let mut w = ww.lo;
+                while w < ww.hi {
+                    f(q);
+                    q = q.wrapping_offset(wstep);
+                    w += ww.step;
+                }
             }
             h += wh.step;
         }
@@ -751,7 +765,9 @@ fn backward<T: Px>(p: &Plan, go: View, gi: View) {
                                 let k = (wd.lo * ih + wh.lo) * iw + ww.lo;
                                 acc[k] = T::add(acc[k], g);
                             }
-                            Mode::Max | Mode::AdaptiveMax => unreachable!("backward_max takes the max modes"),
+                            Mode::Max | Mode::AdaptiveMax => {
+                                unreachable!("run_backward routes the max modes to backward_max")
+                            }
                             Mode::Avg { include_pad, divisor } => {
                                 if wd.len() == 0 || wh.len() == 0 || ww.len() == 0 {
                                     continue;
@@ -898,6 +914,11 @@ fn run_backward(
         }
         None => None,
     };
+    // The route below is by mode: the max modes' backward reads the forward's indices.
+    let max = matches!(p.mode, Mode::Max | Mode::AdaptiveMax);
+    if max && iv.is_none() {
+        return Err(Error::runtime(format!("{}_backward: expected the forward's indices", name(p.mode, p.nd))));
+    }
     with_size(grad_input, in_sizes, |g| {
         if p.n * p.c == 0 {
             return Ok(());
@@ -907,8 +928,8 @@ fn run_backward(
         let gi = view(g, p.nd);
         let valid = crate::dispatch!(dtype, [F16, BF16, F32, F64], |T| {
             match iv {
-                Some(v) => backward_max::<T>(p, go, gi, v),
-                None => {
+                Some(v) if max => backward_max::<T>(p, go, gi, v),
+                _ => {
                     backward::<T>(p, go, gi);
                     true
                 }
