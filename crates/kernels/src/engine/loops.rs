@@ -79,7 +79,8 @@ pub fn unary<A: Copy + Send + Sync, O: Copy + Send + Sync>(it: &Iter, f: impl Fn
 /// values whatever the layout. `f` serves only when there is no vector function.
 pub fn unary_vec<T: Copy + Send + Sync>(it: &Iter, f: impl Fn(T) -> T + Sync + Copy, vector: Option<Vector<T>>) {
     match vector {
-        Some(v) => unary_through(it, v),
+        // SAFETY: `through` passes `m` readable and `m` writable elements.
+        Some(v) => through::<T, 1>(it, move |[a], out, m| unsafe { v(a, out, m) }),
         None => unary::<T, T>(it, f),
     }
 }
@@ -105,27 +106,64 @@ pub fn unary_widened<T: Half>(
     }
 }
 
-/// Every run of `out = vector(a)`: contiguous runs directly, strided ones through [`buffered`],
-/// gathered one element at a time and scattered back.
-fn unary_through<T: Copy + Send + Sync>(it: &Iter, vector: Vector<T>) {
+/// Every run of `out = vector(inputs)` for a vector function of `N` inputs (`call` adapts a
+/// [`Vector`] or [`Vector2`]): runs where every operand is contiguous go to it directly; others a
+/// [`WIDEN`] chunk at a time, each input from where it lies (a contiguous one as it is, a
+/// broadcast scalar from a buffer of its copies filled once per run, a strided one gathered
+/// element by element into a buffer) and the output written in place when contiguous, else into
+/// a buffer scattered back. So a row computes the same values whatever the layout, and in place
+/// is fine: each chunk's inputs are read before its output is written. (Gathering a contiguous
+/// input or a scalar's copies into buffers for every chunk took a quarter of float32
+/// `x.pow(2.5)`'s time.)
+fn through<T: Copy + Send + Sync, const N: usize>(
+    it: &Iter,
+    call: impl Fn([*const T; N], *mut T, usize) + Sync + Copy,
+) {
     it.for_each(move |p, s, n| {
-        let (o, a) = (p[0].cast::<T>(), p[1].cast::<T>().cast_const());
-        let (so, sa) = (s[0], s[1]);
-        // SAFETY: as in `unary`; `buffered` reads each chunk before writing it.
+        let o = p[0].cast::<T>();
+        let ins: [*const T; N] = std::array::from_fn(|j| p[j + 1].cast::<T>().cast_const());
+        // SAFETY: the iterator hands out runs of `n` elements inside every operand (a broadcast
+        // scalar's one element); the vector function gets `m` readable elements of each input
+        // and `m` writable ones of the output, which may equal a contiguous input exactly.
         unsafe {
-            if dense::<T>(so) && dense::<T>(sa) {
-                return vector(a, o, n);
+            if (0..=N).all(|j| dense::<T>(s[j])) {
+                return call(ins, o, n);
             }
             tiered(
                 #[inline(always)]
                 move || {
-                    buffered(
-                        n,
-                        vector,
-                        #[inline(always)]
-                        move |k| at(a, sa, k),
-                        move |i, w: &[T]| store_strided(o, so, i, w, |x| x),
-                    )
+                    let mut bufs = [const { Aligned([const { MaybeUninit::<T>::uninit() }; WIDEN]) }; N];
+                    let mut out = Aligned([const { MaybeUninit::<T>::uninit() }; WIDEN]);
+                    for j in 0..N {
+                        if s[j + 1] == 0 {
+                            let v = ins[j].read_unaligned();
+                            bufs[j].0[..n.min(WIDEN)].iter_mut().for_each(|slot| _ = slot.write(v));
+                        }
+                    }
+                    let mut i = 0;
+                    while i < n {
+                        let m = (n - i).min(WIDEN);
+                        let srcs: [*const T; N] = std::array::from_fn(|j| {
+                            if dense::<T>(s[j + 1]) {
+                                return ins[j].add(i);
+                            }
+                            let buf = bufs[j].0.as_mut_ptr().cast::<T>();
+                            if s[j + 1] != 0 {
+                                for k in 0..m {
+                                    *buf.add(k) = at(ins[j], s[j + 1], i + k);
+                                }
+                            }
+                            buf.cast_const()
+                        });
+                        if dense::<T>(s[0]) {
+                            call(srcs, o.add(i), m);
+                        } else {
+                            let w = out.0.as_mut_ptr().cast::<T>();
+                            call(srcs, w, m);
+                            store_strided(o, s[0], i, std::slice::from_raw_parts(w, m), |x| x);
+                        }
+                        i += m;
+                    }
                 },
             )
         }
@@ -154,34 +192,9 @@ unsafe fn store_strided<T, W: Copy>(o: *mut T, so: isize, i: usize, w: &[W], nar
     }
 }
 
-/// Elements per chunk of a run through a vector function's buffer ([`buffered`]: 1 KiB of f32,
-/// long enough that the call is a small part of the time).
+/// Elements per chunk of a run through a vector function's buffers ([`through`], [`widened`]:
+/// 1 KiB of f32, long enough that the call is a small part of the time).
 const WIDEN: usize = 256;
-
-/// Runs `vector` over `n` elements through a stack buffer, [`WIDEN`] at a time: `load(k)` gives
-/// element `k` (converted to the vector function's type), `store(i, w)` writes the results of
-/// elements `i..i + w.len()`.
-///
-/// # Safety
-/// `vector` may be called on the buffer (its contract holds for `n <= WIDEN` valid elements);
-/// `load` and `store` are sound for indices below `n`.
-#[inline(always)]
-unsafe fn buffered<W: Copy>(n: usize, vector: Vector<W>, load: impl Fn(usize) -> W, store: impl Fn(usize, &[W])) {
-    let mut buf = Aligned([const { MaybeUninit::<W>::uninit() }; WIDEN]);
-    let buf = &mut buf.0;
-    let mut i = 0;
-    while i < n {
-        let m = (n - i).min(WIDEN);
-        fill(&mut buf[..m], i, &load);
-        let w = buf.as_mut_ptr().cast::<W>();
-        // SAFETY: the first `m` slots were written; the vector function runs in place over them.
-        unsafe {
-            vector(w, w, m);
-            store(i, std::slice::from_raw_parts(w, m));
-        }
-        i += m;
-    }
-}
 
 /// `out = f(a, b)` over every element.
 pub fn binary<A: Copy + Send + Sync, B: Copy + Send + Sync, O: Copy + Send + Sync>(
@@ -248,7 +261,8 @@ pub fn binary<A: Copy + Send + Sync, B: Copy + Send + Sync, O: Copy + Send + Syn
 /// buffers a chunk at a time, run through it there and scattered back.
 pub fn binary_vec<T: Copy + Send + Sync>(it: &Iter, f: impl Fn(T, T) -> T + Sync + Copy, vector: Option<Vector2<T>>) {
     match vector {
-        Some(v) => binary_through(it, v),
+        // SAFETY: as for `unary_vec`.
+        Some(v) => through::<T, 2>(it, move |[a, b], out, m| unsafe { v(a, b, out, m) }),
         None => binary::<T, T, T>(it, f),
     }
 }
@@ -471,79 +485,6 @@ fn widened<T: Half, const N: usize>(
     });
 }
 
-/// Every run of `out = vector(a, b)`, as [`unary_through`]: runs where every operand is
-/// contiguous directly, a contiguous input against a broadcast scalar through
-/// [`against_scalar`], others (strided runs) through [`buffered2`].
-fn binary_through<T: Copy + Send + Sync>(it: &Iter, vector: Vector2<T>) {
-    it.for_each(move |p, s, n| {
-        let (o, a, b) = (p[0].cast::<T>(), p[1].cast::<T>().cast_const(), p[2].cast::<T>().cast_const());
-        let (so, sa, sb) = (s[0], s[1], s[2]);
-        // SAFETY: as in `unary`; `buffered2` reads each chunk before writing it.
-        unsafe {
-            if dense::<T>(so) && dense::<T>(sa) && dense::<T>(sb) {
-                return vector(a, b, o, n);
-            }
-            if dense::<T>(so) && (dense::<T>(sa) || sa == 0) && (dense::<T>(sb) || sb == 0) {
-                return against_scalar(vector, o, (a, sa == 0), (b, sb == 0), n);
-            }
-            tiered(
-                #[inline(always)]
-                move || {
-                    buffered2(
-                        n,
-                        vector,
-                        #[inline(always)]
-                        move |k| (at(a, sa, k), at(b, sb, k)),
-                        move |i, w: &[T]| store_strided(o, so, i, w, |x| x),
-                    )
-                },
-            )
-        }
-    });
-}
-
-/// `out = vector(a, b)` over `n` contiguous outputs where each input is contiguous or, flagged,
-/// a broadcast scalar (`x.pow(2.5)`, `atan2(x, 0.5)`): the scalar's copies fill one buffer once,
-/// and the contiguous input and the output are passed to the vector function as they are, a
-/// [`WIDEN`] chunk at a time. Through [`buffered2`] both inputs were copied element by element
-/// into buffers for every chunk, a quarter of float32 `x.pow(2.5)`'s time.
-///
-/// # Safety
-/// `out` and each contiguous input hold `n` elements (`out` may equal a contiguous input exactly,
-/// no other overlap); a scalar input holds one element.
-unsafe fn against_scalar<T: Copy>(
-    vector: Vector2<T>,
-    out: *mut T,
-    (a, a_scalar): (*const T, bool),
-    (b, b_scalar): (*const T, bool),
-    n: usize,
-) {
-    let copies = |p: *const T| {
-        let mut buf = Aligned([const { MaybeUninit::<T>::uninit() }; WIDEN]);
-        // SAFETY: the scalar input holds one element.
-        let v = unsafe { p.read_unaligned() };
-        for slot in &mut buf.0[..n.min(WIDEN)] {
-            slot.write(v);
-        }
-        buf
-    };
-    let (ca, cb) = (a_scalar.then(|| copies(a)), b_scalar.then(|| copies(b)));
-    let mut i = 0;
-    while i < n {
-        let m = (n - i).min(WIDEN);
-        // SAFETY: a contiguous input and the output hold elements i..i + m, a buffer of copies
-        // its first min(n, WIDEN) >= m; the buffers overlap nothing the function writes.
-        unsafe {
-            let at = |p: *const T, c: &Option<Aligned<[MaybeUninit<T>; WIDEN]>>| match c {
-                Some(c) => c.0.as_ptr().cast::<T>(),
-                None => p.add(i),
-            };
-            vector(at(a, &ca), at(b, &cb), out.add(i), m);
-        }
-        i += m;
-    }
-}
-
 /// A two-input vector function made of a lane function that is exact on the lanes it does not
 /// flag (`fast`, selects that vectorise) and a scalar one for the flagged lanes (`exact`, a libm
 /// call): `out = fast(a, b)` over `n` contiguous elements, compiled for the vector tier in force
@@ -592,41 +533,6 @@ pub unsafe fn checked2<T: Copy + Default>(
                 }
             },
         )
-    }
-}
-
-/// [`buffered`] for a two-input vector function: `load(k)` gives element `k` of both inputs; the
-/// result is computed in place over the first input's buffer.
-///
-/// # Safety
-/// As [`buffered`].
-#[inline(always)]
-unsafe fn buffered2<W: Copy>(
-    n: usize,
-    vector: Vector2<W>,
-    load: impl Fn(usize) -> (W, W),
-    store: impl Fn(usize, &[W]),
-) {
-    let (mut x, mut y) = (
-        Aligned([const { MaybeUninit::<W>::uninit() }; WIDEN]),
-        Aligned([const { MaybeUninit::<W>::uninit() }; WIDEN]),
-    );
-    let (x, y) = (&mut x.0, &mut y.0);
-    let mut i = 0;
-    while i < n {
-        let m = (n - i).min(WIDEN);
-        for k in 0..m {
-            let (p, q) = load(i + k);
-            x[k].write(p);
-            y[k].write(q);
-        }
-        let (wx, wy) = (x.as_mut_ptr().cast::<W>(), y.as_ptr().cast::<W>());
-        // SAFETY: the first `m` slots of both buffers were written; the result overwrites `x`.
-        unsafe {
-            vector(wx, wy, wx, m);
-            store(i, std::slice::from_raw_parts(wx, m));
-        }
-        i += m;
     }
 }
 
@@ -1224,40 +1130,33 @@ mod tests {
         let xs: Vec<f32> = (0..n).map(|k| k as f32 * 0.5 - 100.0).collect();
         let ys: Vec<f32> = (0..n).map(|k| (k % 7) as f32).collect();
         let want: Vec<f32> = xs.iter().zip(&ys).map(|(&x, &y)| 2.0 * x - y).collect();
+        // `twice_minus` through binary_vec, each operand a slice and its stride in elements.
+        let run = |(out, so): (&mut [f32], i64), (a, sa): (&mut [f32], i64), (b, sb): (&mut [f32], i64)| {
+            let it = Iter::new(
+                &[Operand::over(out, &s, &[so], DType::F32)],
+                &[Operand::over(a, &s, &[sa], DType::F32), Operand::over(b, &s, &[sb], DType::F32)],
+                &s,
+            );
+            binary_vec::<f32>(&it, wrong, Some(twice_minus));
+        };
         // Contiguous, then `a` strided (every other element) and `b` a broadcast scalar.
         let (mut a, mut b, mut out) = (xs.clone(), ys.clone(), vec![0f32; n]);
-        let it = Iter::new(
-            &[Operand::over(&mut out, &s, &[1], DType::F32)],
-            &[Operand::over(&mut a, &s, &[1], DType::F32), Operand::over(&mut b, &s, &[1], DType::F32)],
-            &s,
-        );
-        binary_vec::<f32>(&it, wrong, Some(twice_minus));
+        run((&mut out, 1), (&mut a, 1), (&mut b, 1));
         assert_eq!(out, want);
         let mut spread: Vec<f32> = xs.iter().flat_map(|&x| [x, 0.0]).collect();
         let mut three = [3.0f32];
-        let it = Iter::new(
-            &[Operand::over(&mut out, &s, &[1], DType::F32)],
-            &[Operand::over(&mut spread, &s, &[2], DType::F32), Operand::over(&mut three, &s, &[0], DType::F32)],
-            &s,
-        );
-        binary_vec::<f32>(&it, wrong, Some(twice_minus));
+        run((&mut out, 1), (&mut spread, 2), (&mut three, 0));
         assert!(out.iter().zip(&xs).all(|(&o, &x)| o == 2.0 * x - 3.0));
-        // A contiguous input against a broadcast scalar, either way round (`against_scalar`),
-        // into another tensor and in place.
-        let it = Iter::new(
-            &[Operand::over(&mut out, &s, &[1], DType::F32)],
-            &[Operand::over(&mut a, &s, &[1], DType::F32), Operand::over(&mut three, &s, &[0], DType::F32)],
-            &s,
-        );
-        binary_vec::<f32>(&it, wrong, Some(twice_minus));
+        // A contiguous input against a broadcast scalar, either way round, and a strided output
+        // (written through a buffer) of contiguous inputs.
+        run((&mut out, 1), (&mut a, 1), (&mut three, 0));
         assert!(out.iter().zip(&xs).all(|(&o, &x)| o == 2.0 * x - 3.0));
-        let it = Iter::new(
-            &[Operand::over(&mut out, &s, &[1], DType::F32)],
-            &[Operand::over(&mut three, &s, &[0], DType::F32), Operand::over(&mut b, &s, &[1], DType::F32)],
-            &s,
-        );
-        binary_vec::<f32>(&it, wrong, Some(twice_minus));
+        run((&mut out, 1), (&mut three, 0), (&mut b, 1));
         assert!(out.iter().zip(&ys).all(|(&o, &y)| o == 6.0 - y));
+        let mut wide_out = vec![0f32; 2 * n];
+        run((&mut wide_out, 2), (&mut a, 1), (&mut b, 1));
+        assert!(wide_out.iter().step_by(2).eq(&want) && wide_out.iter().skip(1).step_by(2).all(|&o| o == 0.0));
+        // In place, against a broadcast scalar.
         let ptr = a.as_mut_ptr();
         let it = Iter::new(
             &[Operand { data: ptr.cast(), ..Operand::over(&mut out, &s, &[1], DType::F32) }],
