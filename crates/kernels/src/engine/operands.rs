@@ -305,7 +305,29 @@ pub fn elementwise(
     inputs: &[Input<'_>],
     body: impl FnOnce(&Prepared) -> Result<()>,
 ) -> Result<()> {
-    prepare_and_run(op, config, Some(out), inputs, body).map(drop)
+    with_operands(op, Some(out), inputs, |ins, dtypes, shape| {
+        check_overlaps(out, inputs)?;
+        let out_dtype = DType::from_scalar_type(out.dtype())?;
+        let common = common_dtype(config, inputs, dtypes).unwrap_or(out_dtype);
+        let result_dtype = config.output_dtype.unwrap_or(common);
+        if config.safe_cast_to_output {
+            check_can_cast(result_dtype, out_dtype)?;
+        }
+        sized_like_inputs(out, shape, inputs, |out| {
+            let real_out = Operand::of(out)?;
+            if real_out.dtype == result_dtype {
+                return converted_and_run(common, ins, inputs, &real_out, (Vec::new(), None), shape, body);
+            }
+            let mut buf = Scratch::new(real_out.numel() * result_dtype.size());
+            let tmp = Operand {
+                data: buf.ptr(),
+                dtype: result_dtype,
+                strides: Dims::from_vec(contiguous_strides(&real_out.sizes)),
+                sizes: real_out.sizes.clone(),
+            };
+            converted_and_run(common, ins, inputs, &tmp.clone(), (vec![buf], Some((tmp, real_out))), shape, body)
+        })
+    })
 }
 
 /// [`elementwise`] into a new output, for functional forms (`torch.add(a, b)`): the result dtype
@@ -319,24 +341,32 @@ pub fn elementwise_new(
     inputs: &[Input<'_>],
     body: impl FnOnce(&Prepared) -> Result<()>,
 ) -> Result<regen_runtime::Tensor> {
-    prepare_and_run(op, config, None, inputs, body)?
-        .ok_or_else(|| Error::runtime(format!("{op}: no output was created")))
+    with_operands(op, None, inputs, |ins, dtypes, shape| {
+        let common = common_dtype(config, inputs, dtypes).unwrap_or(DType::DEFAULT_FLOAT);
+        let result_dtype = config.output_dtype.unwrap_or(common);
+        let strides = layout_of_inputs(inputs, shape).unwrap_or_else(|| Dims::from_vec(contiguous_strides(shape)));
+        let fresh = regen_runtime::host::empty_strided(shape, &strides, result_dtype.code())?;
+        let output = Operand::of(&fresh.as_ref())?;
+        converted_and_run(common, ins, inputs, &output, (Vec::new(), None), shape, body)?;
+        Ok(fresh)
+    })
 }
 
-/// [`elementwise`] into `out`, or into a new tensor it returns when `out` is `None`.
-fn prepare_and_run(
+/// The operands of an elementwise op's inputs (devices checked against each other and the
+/// output's, masks checked Bool or UInt8), their dtypes and broadcast shape, passed to `k`.
+/// Scalars live in slots of this frame, in their own dtype, until the common dtype is known, so
+/// the operands pointing at them are lent to a continuation rather than returned.
+fn with_operands<R>(
     op: &str,
-    config: Config,
     out: Option<&TensorRef<'_>>,
     inputs: &[Input<'_>],
-    body: impl FnOnce(&Prepared) -> Result<()>,
-) -> Result<Option<regen_runtime::Tensor>> {
+    k: impl FnOnce(&[Operand], &[DType], &[i64]) -> Result<R>,
+) -> Result<R> {
     let mut device = None;
     if let Some(out) = out {
         check_device(out, op, &mut device)?;
     }
-    // Scalars live in slots of this frame, in their own dtype, until the common dtype is known
-    // (16 aligned bytes hold any element; the slots never move while the loop runs).
+    // 16 aligned bytes hold any element; the slots never move while the loop runs.
     let mut scalar_slots: PerOperand<[u64; 2]> = smallvec::smallvec![[0u64; 2]; inputs.len()];
     let mut ins: PerOperand<Operand> = PerOperand::new();
     for (k, input) in inputs.iter().enumerate() {
@@ -370,37 +400,7 @@ fn prepare_and_run(
         let shapes: PerOperand<&[i64]> = ins.iter().map(|o| o.sizes.as_slice()).collect();
         broadcast_shapes(&shapes)?
     };
-    let Some(out) = out else {
-        let common = common_dtype(config, inputs, &dtypes).unwrap_or(DType::DEFAULT_FLOAT);
-        let result_dtype = config.output_dtype.unwrap_or(common);
-        let strides = layout_of_inputs(inputs, &shape).unwrap_or_else(|| Dims::from_vec(contiguous_strides(&shape)));
-        let fresh = regen_runtime::host::empty_strided(&shape, &strides, result_dtype.code())?;
-        let output = Operand::of(&fresh.as_ref())?;
-        converted_and_run(common, &ins, inputs, &output, (Vec::new(), None), &shape, body)?;
-        return Ok(Some(fresh));
-    };
-    check_overlaps(out, inputs)?;
-    let out_dtype = DType::from_scalar_type(out.dtype())?;
-    let common = common_dtype(config, inputs, &dtypes).unwrap_or(out_dtype);
-    let result_dtype = config.output_dtype.unwrap_or(common);
-    if config.safe_cast_to_output {
-        check_can_cast(result_dtype, out_dtype)?;
-    }
-    sized_like_inputs(out, &shape, inputs, |out| {
-        let real_out = Operand::of(out)?;
-        if real_out.dtype == result_dtype {
-            return converted_and_run(common, &ins, inputs, &real_out, (Vec::new(), None), &shape, body);
-        }
-        let mut buf = Scratch::new(real_out.numel() * result_dtype.size());
-        let tmp = Operand {
-            data: buf.ptr(),
-            dtype: result_dtype,
-            strides: Dims::from_vec(contiguous_strides(&real_out.sizes)),
-            sizes: real_out.sizes.clone(),
-        };
-        converted_and_run(common, &ins, inputs, &tmp.clone(), (vec![buf], Some((tmp, real_out))), &shape, body)
-    })?;
-    Ok(None)
+    k(&ins, &dtypes, &shape)
 }
 
 /// The rest of [`elementwise`]: the inputs converted to the dtype the loop computes in (masks to
@@ -417,33 +417,31 @@ fn converted_and_run(
     shape: &[i64],
     body: impl FnOnce(&Prepared) -> Result<()>,
 ) -> Result<()> {
-    let want = |input: &Input<'_>| if matches!(input, Input::Mask(_)) { DType::Bool } else { common };
-    let mut temporaries: PerOperand<Operand> = PerOperand::new();
-    for (o, input) in ins.iter().zip(inputs) {
-        let want = want(input);
-        if o.dtype == want {
-            continue;
-        }
-        let mut buf = Scratch::new(o.numel() * want.size());
-        let tmp = Operand {
-            data: buf.ptr(),
-            dtype: want,
-            strides: contiguous_strides(&o.sizes).into(),
-            sizes: o.sizes.clone(),
-        };
-        // SAFETY: `o` is live for the call; `tmp` is fresh scratch of its size.
-        unsafe { copy_cast(o, &tmp) };
-        scratch.push(buf);
-        temporaries.push(tmp);
-    }
-    let mut temporaries = temporaries.iter();
-    let operands: PerOperand<&Operand> = std::iter::once(output)
-        .chain(ins.iter().zip(inputs).map(
-            |(o, input)| {
-                if o.dtype == want(input) { o } else { temporaries.next().unwrap_or(o) }
-            },
-        ))
+    // One slot per input: the converted copy where its dtype is not the one the loop computes
+    // in (masks: Bool), else None and the input itself is used.
+    let temporaries: PerOperand<Option<Operand>> = ins
+        .iter()
+        .zip(inputs)
+        .map(|(o, input)| {
+            let want = if matches!(input, Input::Mask(_)) { DType::Bool } else { common };
+            if o.dtype == want {
+                return None;
+            }
+            let mut buf = Scratch::new(o.numel() * want.size());
+            let tmp = Operand {
+                data: buf.ptr(),
+                dtype: want,
+                strides: contiguous_strides(&o.sizes).into(),
+                sizes: o.sizes.clone(),
+            };
+            // SAFETY: `o` is live for the call; `tmp` is fresh scratch of its size.
+            unsafe { copy_cast(o, &tmp) };
+            scratch.push(buf);
+            Some(tmp)
+        })
         .collect();
+    let operands: PerOperand<&Operand> =
+        std::iter::once(output).chain(ins.iter().zip(&temporaries).map(|(o, t)| t.as_ref().unwrap_or(o))).collect();
     let iter = Iter::of(&operands, shape);
     let prepared = Prepared { common, iter, _scratch: scratch, writeback };
     body(&prepared)?;

@@ -288,16 +288,17 @@ impl<Op: Binary> Domains for Loop<'_, Op> {
 
 /// Runs the predicate `Op` as `out = op(a, b)` (Bool, cast to `out`'s dtype).
 pub fn run_predicate<Op: Predicate>(a: Input<'_>, b: Input<'_>, out: TensorRef<'_>) -> Result<()> {
-    elementwise(Op::NAME, Config::PREDICATE, &out, &[a, b], |p| {
-        dispatch(&PredicateLoop::<Op>(&p.iter, PhantomData), p.common)
-    })
+    elementwise(Op::NAME, Config::PREDICATE, &out, &[a, b], predicate_body::<Op>)
 }
 
 /// The predicate `Op` of `a` and `b` into a new Bool tensor (a functional form).
 pub fn functional_predicate<Op: Predicate>(a: Input<'_>, b: Input<'_>) -> Result<regen_runtime::Tensor> {
-    elementwise_new(Op::NAME, Config::PREDICATE, &[a, b], |p| {
-        dispatch(&PredicateLoop::<Op>(&p.iter, PhantomData), p.common)
-    })
+    elementwise_new(Op::NAME, Config::PREDICATE, &[a, b], predicate_body::<Op>)
+}
+
+/// The loop of [`run_predicate`] and [`functional_predicate`] once the operands are prepared.
+fn predicate_body<Op: Predicate>(p: &Prepared) -> Result<()> {
+    dispatch(&PredicateLoop::<Op>(&p.iter, PhantomData), p.common)
 }
 
 /// The predicate `Op`'s loop over an iterator, in each dtype domain it has.
