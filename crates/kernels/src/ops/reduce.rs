@@ -20,13 +20,15 @@
 //! many as threads, otherwise the reduced range is split per thread and the partial
 //! accumulators are merged in order (so results do not depend on scheduling).
 
+use std::mem::MaybeUninit;
+
 use num_complex::{Complex, Complex32, Complex64};
 use regen_runtime::bootstrap::with_size;
 use regen_runtime::{Error, Result, Scalar, ScalarType, Tensor, TensorRef};
 
 use crate::dispatch;
 pub use crate::engine::dtype::DType;
-use crate::engine::dtype::{Category, Element, Num, dtype_of};
+use crate::engine::dtype::{Category, Element, Half, Num, dtype_of};
 use crate::engine::iter::{Dims, GRAIN, Operand, contiguous_strides};
 use crate::engine::loops::copy_cast;
 
@@ -190,7 +192,23 @@ pub trait Load: Element {
     type W: Dom;
     fn load(self) -> Self::D;
     fn wide(self) -> Self::W;
+    /// A cascade's base case over `xs` (at most `CASCADE_BASE` elements): `cascade_base` of
+    /// the elements loaded one by one.
+    #[inline(always)]
+    fn base_sum<const SKIP_NAN: bool>(xs: &[Self]) -> Self::D {
+        cascade_base::<Self, SKIP_NAN>(xs)
+    }
     fn from_wide(w: Self::W) -> Self;
+    /// Whether contiguous runs load faster a block at a time through [`Load::load_block`] than
+    /// element by element inside a reduction's loop (float16).
+    const BLOCKS: bool = false;
+    /// `out[k] = xs[k].load()`, `out` as long as `xs`.
+    #[inline(always)]
+    fn load_block(xs: &[Self], out: &mut [MaybeUninit<Self::D>]) {
+        for (o, x) in out.iter_mut().zip(xs) {
+            o.write(x.load());
+        }
+    }
 }
 
 macro_rules! load_int {
@@ -223,18 +241,52 @@ impl Load for bool {
     }
 }
 
-macro_rules! load_half {
-    ($($t:ty),*) => {$(
-        impl Load for $t {
-            type D = f32;
-            type W = f32;
-            #[inline(always)] fn load(self) -> f32 { self.to_f32() }
-            #[inline(always)] fn wide(self) -> f32 { self.to_f32() }
-            #[inline(always)] fn from_wide(w: f32) -> Self { <$t>::from_f32(w) }
+/// float16 and bfloat16 load and sum in f32, converted as every kernel converts them.
+impl<T: Half> Load for T {
+    type D = f32;
+    type W = f32;
+    #[inline(always)]
+    fn load(self) -> f32 {
+        self.to_acc()
+    }
+    #[inline(always)]
+    fn wide(self) -> f32 {
+        self.to_acc()
+    }
+    #[inline(always)]
+    fn from_wide(w: f32) -> Self {
+        T::from_acc(w)
+    }
+    /// float16 only: bfloat16's conversion, a shift, fuses into the reduction's own loop
+    /// ([`Half::FUSES`]; through buffers its sums took 1.3-1.5x the time).
+    const BLOCKS: bool = !T::FUSES;
+    /// By the tier's conversion instructions ([`Half::widen`]).
+    #[inline(always)]
+    fn load_block(xs: &[Self], out: &mut [MaybeUninit<f32>]) {
+        let n = xs.len().min(out.len());
+        // SAFETY: both hold at least n elements.
+        unsafe { T::widen(xs.as_ptr(), out.as_mut_ptr().cast(), n) };
+    }
+    /// float16: widened into a buffer first ([`Load::load_block`]), then summed as float32 (the
+    /// same additions in the same order). Loaded element by element, float16's branch-free bit
+    /// arithmetic made its sums 9-14x CPU's time; widened by vectors inside the sum's loop, the
+    /// run-time tier check of each conversion kept the partial sums in memory, not registers,
+    /// and a sum's speed doubled or halved from one process to the next (store forwarding
+    /// against the stack's address).
+    #[inline(always)]
+    fn base_sum<const SKIP_NAN: bool>(xs: &[Self]) -> f32 {
+        #[repr(C, align(64))]
+        struct Buf([MaybeUninit<f32>; CASCADE_BASE]);
+        if !Self::BLOCKS || xs.len() > CASCADE_BASE {
+            return cascade_base::<Self, SKIP_NAN>(xs);
         }
-    )*};
+        let mut buf = Buf([MaybeUninit::uninit(); CASCADE_BASE]);
+        let buf = &mut buf.0[..xs.len()];
+        Self::load_block(xs, buf);
+        // SAFETY: load_block wrote every element of `buf`.
+        cascade_base::<f32, SKIP_NAN>(unsafe { &*(buf as *const [MaybeUninit<f32>] as *const [f32]) })
+    }
 }
-load_half!(half::f16, half::bf16);
 
 impl Load for f32 {
     type D = f32;
@@ -339,7 +391,7 @@ pub trait Reducer<D: Dom>: Sync {
 #[inline(always)]
 fn cascade<T: Load, const SKIP_NAN: bool>(xs: &[T]) -> T::D {
     if xs.len() <= CASCADE_BASE {
-        return cascade_base::<T, SKIP_NAN>(xs);
+        return T::base_sum::<SKIP_NAN>(xs);
     }
     // Frames (start, len, left half done, its sum); each level halves the length.
     let mut frames = [(0usize, 0usize, false, T::D::zero()); usize::BITS as usize];
@@ -362,7 +414,7 @@ fn cascade<T: Load, const SKIP_NAN: bool>(xs: &[T]) -> T::D {
                 done = None;
             }
             None if len <= CASCADE_BASE => {
-                done = Some(cascade_base::<T, SKIP_NAN>(&xs[start..start + len]));
+                done = Some(T::base_sum::<SKIP_NAN>(&xs[start..start + len]));
                 depth -= 1;
             }
             None => {
@@ -923,6 +975,9 @@ fn red_offset(mut r: usize, dims: &[(usize, isize)]) -> isize {
     off
 }
 
+/// Elements per block of [`combine_rows`]' block-loading types (1 KiB of f32).
+const BLOCK: usize = 256;
+
 /// Rows `r..r_end` of `red` (row `rr` at `first + red_offset(rr)`, `part.len()` contiguous
 /// columns each) combined into `part`, afresh.
 ///
@@ -938,12 +993,27 @@ unsafe fn combine_rows<T: Load, R: Reducer<T::D>>(
     i0: i64,
 ) {
     part.fill(op.init());
+    // Block-loading types (float16) widen each row a block at a time first: loaded element by
+    // element, their conversion took most of a column sum's time (14x CPU's; 1.9x now).
+    let mut buf = [const { MaybeUninit::<T::D>::uninit() }; BLOCK];
     for rr in r..r_end {
         // SAFETY: per the contract.
         let row = unsafe { std::slice::from_raw_parts(first.offset(red_offset(rr, red)), part.len()) };
         let idx = i0 + rr as i64;
-        for (a, x) in part.iter_mut().zip(row) {
-            *a = op.combine(*a, x.load(), idx);
+        if T::BLOCKS {
+            for (part, row) in part.chunks_mut(BLOCK).zip(row.chunks(BLOCK)) {
+                let buf = &mut buf[..row.len()];
+                T::load_block(row, buf);
+                // SAFETY: load_block wrote every element of `buf`.
+                let loaded = unsafe { &*(buf as *const [MaybeUninit<T::D>] as *const [T::D]) };
+                for (a, &x) in part.iter_mut().zip(loaded) {
+                    *a = op.combine(*a, x, idx);
+                }
+            }
+        } else {
+            for (a, x) in part.iter_mut().zip(row) {
+                *a = op.combine(*a, x.load(), idx);
+            }
         }
     }
 }
