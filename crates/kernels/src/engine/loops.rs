@@ -786,7 +786,7 @@ fn fill<O, F: Fn(usize) -> O>(out: &mut [MaybeUninit<O>], first: usize, f: &F) {
 /// # Safety
 /// The body's own contract (it is run once).
 #[inline(always)]
-unsafe fn tiered(body: impl FnOnce()) {
+pub(crate) unsafe fn tiered(body: impl FnOnce()) {
     #[cfg(target_arch = "x86_64")]
     {
         #[target_feature(enable = "avx,avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl")]

@@ -13,7 +13,7 @@ use num_complex::Complex;
 use regen_runtime::{Error, Result, Scalar, TensorRef};
 
 use crate::engine::dispatch::{Domains, Float, Int, dispatch};
-use crate::engine::dtype::{DType, Num};
+use crate::engine::dtype::{DType, Element, Num};
 use crate::engine::iter::Iter;
 use crate::engine::loops::{self, Vector2};
 use crate::engine::operands::{Config, Input, Prepared, elementwise, elementwise_new};
@@ -151,31 +151,79 @@ macro_rules! scaled_add_half {
     ($t:ty) => {
         impl ScaledAdd for $t {
             fn run(it: &crate::engine::iter::Iter, alpha: f64, _scalar_other: bool) {
-                let al = <$t>::from_f64(alpha).to_f32();
+                let al = <$t>::from_f64(alpha).to_acc();
                 let size = std::mem::size_of::<$t>() as isize;
                 let chunk = 2 * vector_bytes() / size as usize;
-                let once = move |x: $t, y: $t| <$t>::from_f32(y.to_f32().mul_add(al, x.to_f32()));
-                let twice = move |x: $t, y: $t| <$t>::from_f32(x.to_f32() + <$t>::from_f32(al * y.to_f32()).to_f32());
+                // ATen's vector loop fuses; its scalar tail rounds the product first.
+                #[inline(always)]
+                fn fma(al: f32, x: $t, y: $t) -> $t {
+                    <$t>::from_acc(y.to_acc().mul_add(al, x.to_acc()))
+                }
+                #[inline(always)]
+                fn twice(al: f32, x: $t, y: $t) -> $t {
+                    <$t>::from_acc(x.to_acc() + <$t>::from_acc(al * y.to_acc()).to_acc())
+                }
+                let once = move |x: $t, y: $t| fma(al, x, y);
                 it.for_each(|p, s, n| {
-                    let (o, a, b) = (p[0].cast::<u8>(), p[1].cast::<u8>().cast_const(), p[2].cast::<u8>().cast_const());
+                    let (o, a, b) = (p[0].cast::<$t>(), p[1].cast::<$t>().cast_const(), p[2].cast::<$t>().cast_const());
                     // ATen vectorises a run whose output is dense and whose inputs are dense or
                     // broadcast scalars; a strided run is all scalar loop.
                     let unit = |st: isize| st == size || st == 0;
                     let body = if s[0] == size && unit(s[1]) && unit(s[2]) { n - n % chunk } else { 0 };
-                    // SAFETY: the iterator's run of `n` elements lies inside every operand.
+                    // SAFETY: the iterator's run of `n` elements lies inside every operand; each
+                    // element is read before it is written.
                     unsafe {
-                        for k in 0..n {
-                            let i = k as isize;
-                            let x = a.offset(i * s[1]).cast::<$t>().read_unaligned();
-                            let y = b.offset(i * s[2]).cast::<$t>().read_unaligned();
-                            let r = if k < body { once(x, y) } else { twice(x, y) };
-                            o.offset(i * s[0]).cast::<$t>().write_unaligned(r);
-                        }
+                        // In the vector tier with the kernels' own conversions and each input's
+                        // layout fixed per loop, so the fused part vectorises: element by element
+                        // through `half`'s conversions (a call each) it took 36x (bfloat16) and
+                        // 109x (float16) CPU's time.
+                        crate::engine::loops::tiered(
+                            #[inline(always)]
+                            move || {
+                                let at = |p: *const $t, st: isize, k: usize| {
+                                    p.cast::<u8>().offset(k as isize * st).cast::<$t>().read_unaligned()
+                                };
+                                match (s[1] == 0, s[2] == 0) {
+                                    _ if body == 0 => {}
+                                    (false, false) => fused(o, body, |k| a.add(k).read(), |k| b.add(k).read(), once),
+                                    (true, false) => {
+                                        let x = a.read();
+                                        fused(o, body, move |_| x, |k| b.add(k).read(), once)
+                                    }
+                                    (false, true) => {
+                                        let y = b.read();
+                                        fused(o, body, |k| a.add(k).read(), move |_| y, once)
+                                    }
+                                    (true, true) => {
+                                        let (x, y) = (a.read(), b.read());
+                                        fused(o, body, move |_| x, move |_| y, once)
+                                    }
+                                }
+                                for k in body..n {
+                                    let r = twice(al, at(a, s[1], k), at(b, s[2], k));
+                                    o.cast::<u8>().offset(k as isize * s[0]).cast::<$t>().write_unaligned(r);
+                                }
+                            },
+                        )
                     }
                 });
             }
         }
     };
+}
+
+/// `out[k] = f(x(k), y(k))` for `k < n` over a contiguous output (the fused part of
+/// [`scaled_add_half`]'s runs).
+///
+/// # Safety
+/// `out` holds `n` writable elements; `x(k)` and `y(k)` read element `k` of an input that is
+/// the output itself, does not overlap it, or is a value.
+#[inline(always)]
+unsafe fn fused<T: Copy>(out: *mut T, n: usize, x: impl Fn(usize) -> T, y: impl Fn(usize) -> T, f: impl Fn(T, T) -> T) {
+    for k in 0..n {
+        // SAFETY: per the contract.
+        unsafe { out.add(k).write(f(x(k), y(k))) };
+    }
 }
 scaled_add_half!(f16);
 scaled_add_half!(bf16);

@@ -640,10 +640,12 @@ macro_rules! masked_half {
                 x as f32 as f64
             }
             fn exp_diff(x: $t, m: $t) -> $t {
-                <$t>::from_f32(<$t>::from_f32(x.to_f32() - m.to_f32()).to_f32().exp())
+                use dtype::Element as E;
+                E::from_acc(<$t as E>::from_acc(E::to_acc(x) - E::to_acc(m)).to_acc().exp())
             }
             fn scale(z: $t, inv: f64) -> $t {
-                <$t>::from_f32(z.to_f32() * <$t>::from_f64(inv).to_f32())
+                use dtype::Element as E;
+                E::from_acc(E::to_acc(z) * E::to_acc(<$t>::from_f64(inv)))
             }
         }
     )*};
