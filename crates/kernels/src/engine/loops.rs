@@ -344,7 +344,7 @@ pub fn nary_widened<T: Half, const N: usize>(it: &Iter, f: impl Fn([f32; N]) -> 
 /// The run's operands hold `n` elements at strides `s` (operand 0 the output); each block's
 /// inputs are read before its output is written.
 #[inline(always)]
-unsafe fn lanes<T: Half, const N: usize>(
+pub(crate) unsafe fn lanes<T: Half, const N: usize>(
     o: *mut T,
     ins: [*const T; N],
     s: &[isize],
@@ -609,7 +609,7 @@ pub fn nary<T: Copy + Send + Sync, O: Copy + Send + Sync, const N: usize>(
 /// # Safety
 /// The run's operands hold `n` elements at strides `s` (operand 0 the output).
 #[inline(always)]
-unsafe fn contiguous<T: Copy, O: Copy, const N: usize>(
+pub(crate) unsafe fn contiguous<T: Copy, O: Copy, const N: usize>(
     o: *mut O,
     ins: [*const T; N],
     s: &[isize],

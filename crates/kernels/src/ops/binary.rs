@@ -13,7 +13,7 @@ use num_complex::Complex;
 use regen_runtime::{Error, Result, Scalar, TensorRef};
 
 use crate::engine::dispatch::{Domains, Float, Int, dispatch};
-use crate::engine::dtype::{DType, Element, Num};
+use crate::engine::dtype::{DType, Half, Num};
 use crate::engine::iter::Iter;
 use crate::engine::loops::{self, Vector2};
 use crate::engine::operands::{Config, Input, Prepared, elementwise, elementwise_new};
@@ -91,8 +91,22 @@ fn zero_division_check() -> Result<()> {
 /// body's `fmadd`, and the scalar loop, which the compiler contracts); f16 and bf16 use an f32
 /// fused multiply-add rounded once in the vector body of a dense run (whole multiples of two
 /// vectors, as `vectorized_loop`: 32 elements) and round the product, then the sum, in the scalar loop.
-trait ScaledAdd: Copy + Send + Sync + Sized {
-    fn run(it: &crate::engine::iter::Iter, alpha: f64, scalar_other: bool);
+pub(crate) trait ScaledAdd: Copy + Send + Sync + Sized {
+    /// One run: `n` elements at byte strides `s` (output, `a`, `b`).
+    ///
+    /// # Safety
+    /// The run's operands hold `n` elements at those strides; an input that overlaps the output
+    /// is the output itself (in place).
+    unsafe fn run_one(o: *mut Self, ins: [*const Self; 2], s: &[isize], n: usize, alpha: f64, scalar_other: bool);
+}
+
+/// Every run of an iterator through [`ScaledAdd::run_one`].
+fn scaled_add_iter<T: ScaledAdd>(it: &Iter, alpha: f64, scalar_other: bool) {
+    it.for_each(move |p, s, n| {
+        let ins = [p[1].cast::<T>().cast_const(), p[2].cast::<T>().cast_const()];
+        // SAFETY: the iterator's runs lie inside every operand.
+        unsafe { T::run_one(p[0].cast::<T>(), ins, s, n, alpha, scalar_other) }
+    });
 }
 
 /// Bytes of one ATen CPU vector in the elementwise kernels on this machine: 32 with AVX2 and FMA,
@@ -109,124 +123,164 @@ pub(crate) fn vector_bytes() -> usize {
     16
 }
 
-macro_rules! scaled_add_full {
-    ($t:ty) => {
-        impl ScaledAdd for $t {
-            fn run(it: &crate::engine::iter::Iter, alpha: f64, scalar_other: bool) {
-                let al = alpha as $t;
-                if !scalar_other {
-                    // Every element fuses: the engine's loop (vectorised, in place too, with
-                    // the tier's fused multiply-add).
-                    return crate::engine::loops::binary::<$t, $t, $t>(it, move |x, y| y.mul_add(al, x));
-                }
-                let size = std::mem::size_of::<$t>() as isize;
-                let chunk = 2 * vector_bytes() / size as usize;
-                it.for_each(|p, s, n| {
-                    let (o, a, b) = (p[0].cast::<$t>(), p[1].cast::<$t>().cast_const(), p[2].cast::<$t>().cast_const());
-                    let unit = |st: isize| st == size || st == 0;
-                    let dense = s[0] == size && unit(s[1]) && unit(s[2]);
-                    // With a one-element `other` (a CPU scalar to ATen) the scalar tail adds the
-                    // product `alpha * other`, computed once and rounded; elsewhere it fuses.
-                    let fused = if dense { n - n % chunk } else { 0 };
-                    // SAFETY: the iterator's run of `n` elements lies inside every operand.
-                    unsafe {
-                        let (o, a, b) = (o.cast::<u8>(), a.cast::<u8>(), b.cast::<u8>());
-                        for k in 0..n {
-                            let i = k as isize;
-                            let x = a.offset(i * s[1]).cast::<$t>().read_unaligned();
-                            let y = b.offset(i * s[2]).cast::<$t>().read_unaligned();
-                            let r = if k < fused { y.mul_add(al, x) } else { x + al * y };
-                            o.offset(i * s[0]).cast::<$t>().write_unaligned(r);
-                        }
-                    }
-                });
-            }
-        }
-    };
-}
-scaled_add_full!(f32);
-scaled_add_full!(f64);
-
-macro_rules! scaled_add_half {
-    ($t:ty) => {
-        impl ScaledAdd for $t {
-            fn run(it: &crate::engine::iter::Iter, alpha: f64, _scalar_other: bool) {
-                let al = <$t>::from_f64(alpha).to_acc();
-                let size = std::mem::size_of::<$t>() as isize;
-                let chunk = 2 * vector_bytes() / size as usize;
-                // ATen's vector loop fuses; its scalar tail rounds the product first.
-                #[inline(always)]
-                fn fma(al: f32, x: $t, y: $t) -> $t {
-                    <$t>::from_acc(y.to_acc().mul_add(al, x.to_acc()))
-                }
-                #[inline(always)]
-                fn twice(al: f32, x: $t, y: $t) -> $t {
-                    <$t>::from_acc(x.to_acc() + <$t>::from_acc(al * y.to_acc()).to_acc())
-                }
-                let once = move |x: $t, y: $t| fma(al, x, y);
-                it.for_each(|p, s, n| {
-                    let (o, a, b) = (p[0].cast::<$t>(), p[1].cast::<$t>().cast_const(), p[2].cast::<$t>().cast_const());
-                    // ATen vectorises a run whose output is dense and whose inputs are dense or
-                    // broadcast scalars; a strided run is all scalar loop.
-                    let unit = |st: isize| st == size || st == 0;
-                    let body = if s[0] == size && unit(s[1]) && unit(s[2]) { n - n % chunk } else { 0 };
-                    // SAFETY: the iterator's run of `n` elements lies inside every operand; each
-                    // element is read before it is written.
-                    unsafe {
-                        // In the vector tier with the kernels' own conversions and each input's
-                        // layout fixed per loop, so the fused part vectorises: element by element
-                        // through `half`'s conversions (a call each) it took 36x (bfloat16) and
-                        // 109x (float16) CPU's time.
-                        crate::engine::loops::tiered(
-                            #[inline(always)]
-                            move || {
-                                let at = |p: *const $t, st: isize, k: usize| {
-                                    p.cast::<u8>().offset(k as isize * st).cast::<$t>().read_unaligned()
-                                };
-                                match (s[1] == 0, s[2] == 0) {
-                                    _ if body == 0 => {}
-                                    (false, false) => fused(o, body, |k| a.add(k).read(), |k| b.add(k).read(), once),
-                                    (true, false) => {
-                                        let x = a.read();
-                                        fused(o, body, move |_| x, |k| b.add(k).read(), once)
-                                    }
-                                    (false, true) => {
-                                        let y = b.read();
-                                        fused(o, body, |k| a.add(k).read(), move |_| y, once)
-                                    }
-                                    (true, true) => {
-                                        let (x, y) = (a.read(), b.read());
-                                        fused(o, body, move |_| x, move |_| y, once)
-                                    }
-                                }
-                                for k in body..n {
-                                    let r = twice(al, at(a, s[1], k), at(b, s[2], k));
-                                    o.cast::<u8>().offset(k as isize * s[0]).cast::<$t>().write_unaligned(r);
-                                }
-                            },
-                        )
-                    }
-                });
-            }
-        }
-    };
-}
-
-/// `out[k] = f(x(k), y(k))` for `k < n` over a contiguous output (the fused part of
-/// [`scaled_add_half`]'s runs).
-///
-/// # Safety
-/// `out` holds `n` writable elements; `x(k)` and `y(k)` read element `k` of an input that is
-/// the output itself, does not overlap it, or is a value.
-#[inline(always)]
-unsafe fn fused<T: Copy>(out: *mut T, n: usize, x: impl Fn(usize) -> T, y: impl Fn(usize) -> T, f: impl Fn(T, T) -> T) {
-    for k in 0..n {
-        // SAFETY: per the contract.
-        unsafe { out.add(k).write(f(x(k), y(k))) };
+impl ScaledAdd for f32 {
+    unsafe fn run_one(o: *mut f32, ins: [*const f32; 2], s: &[isize], n: usize, alpha: f64, scalar_other: bool) {
+        // SAFETY: forwarded contract.
+        unsafe { scaled_add_full(o, ins, s, n, alpha as f32, scalar_other) }
     }
 }
-scaled_add_half!(f16);
-scaled_add_half!(bf16);
+
+impl ScaledAdd for f64 {
+    unsafe fn run_one(o: *mut f64, ins: [*const f64; 2], s: &[isize], n: usize, alpha: f64, scalar_other: bool) {
+        // SAFETY: forwarded contract.
+        unsafe { scaled_add_full(o, ins, s, n, alpha, scalar_other) }
+    }
+}
+
+/// `a + alpha * b` in float32 and float64: every element fuses, but for the scalar tail
+/// against a one-element `other` (a CPU scalar to ATen), which adds the product `alpha * other`
+/// computed once and rounded.
+///
+/// # Safety
+/// As [`ScaledAdd::run_one`].
+#[inline(always)]
+unsafe fn scaled_add_full<T: num_traits::Float + Send + Sync>(
+    o: *mut T,
+    ins: [*const T; 2],
+    s: &[isize],
+    n: usize,
+    al: T,
+    scalar_other: bool,
+) {
+    // Every closure here is `#[inline(always)]`, so it is compiled inside the vector tier's
+    // function: one compiled on its own lacks the tier's features, and its `mul_add` is a call
+    // to libm (float32 `add` with alpha took 10x CPU's time so).
+    // SAFETY: forwarded contract.
+    unsafe {
+        scaled_add_run(
+            o,
+            ins,
+            s,
+            n,
+            #[inline(always)]
+            move |o, ins, s, n| {
+                // SAFETY: forwarded from `scaled_add_run`.
+                _ = loops::contiguous(
+                    o,
+                    ins,
+                    s,
+                    n,
+                    #[inline(always)]
+                    move |[x, y]: [T; 2]| y.mul_add(al, x),
+                )
+            },
+            #[inline(always)]
+            move |x: T, y: T| if scalar_other { x + al * y } else { y.mul_add(al, x) },
+        )
+    }
+}
+
+impl ScaledAdd for f16 {
+    unsafe fn run_one(o: *mut f16, ins: [*const f16; 2], s: &[isize], n: usize, alpha: f64, _: bool) {
+        // SAFETY: forwarded contract.
+        unsafe { scaled_add_half(o, ins, s, n, f16::from_f64(alpha)) }
+    }
+}
+
+impl ScaledAdd for bf16 {
+    unsafe fn run_one(o: *mut bf16, ins: [*const bf16; 2], s: &[isize], n: usize, alpha: f64, _: bool) {
+        // SAFETY: forwarded contract.
+        unsafe { scaled_add_half(o, ins, s, n, bf16::from_f64(alpha)) }
+    }
+}
+
+/// `a + alpha * b` in float16 and bfloat16: ATen's vector loop fuses in float32; its scalar
+/// tail rounds the product to the type first.
+///
+/// # Safety
+/// As [`ScaledAdd::run_one`].
+#[inline(always)]
+unsafe fn scaled_add_half<T: Half>(o: *mut T, ins: [*const T; 2], s: &[isize], n: usize, alpha: T) {
+    let al = alpha.to_acc();
+    // With the kernels' own conversions inside the vector tier, the fused part vectorises:
+    // element by element through `half`'s conversions (a call each) it took 36x (bfloat16) and
+    // 109x (float16) CPU's time. float16, whose conversions are bit arithmetic to the compiler,
+    // converts by the tier's instructions sixteen lanes at a time ([`loops::lanes`]).
+    // SAFETY: forwarded contract.
+    unsafe {
+        scaled_add_run(
+            o,
+            ins,
+            s,
+            n,
+            #[inline(always)]
+            move |o, ins, s, n| {
+                // SAFETY: forwarded from `scaled_add_run`.
+                if T::FUSES {
+                    loops::contiguous(
+                        o,
+                        ins,
+                        s,
+                        n,
+                        #[inline(always)]
+                        move |[x, y]: [T; 2]| T::from_acc(y.to_acc().mul_add(al, x.to_acc())),
+                    );
+                } else {
+                    loops::lanes(
+                        o,
+                        ins,
+                        s,
+                        n,
+                        #[inline(always)]
+                        move |[x, y]: [f32; 2]| y.mul_add(al, x),
+                    );
+                }
+            },
+            #[inline(always)]
+            move |x, y| T::from_acc(x.to_acc() + T::from_acc(al * y.to_acc()).to_acc()),
+        )
+    }
+}
+
+/// One run of `out = a + alpha * b` as ATen's vectorised loop rounds it: a run whose output is
+/// dense and whose inputs are dense or broadcast scalars goes to `fused(out, inputs, strides,
+/// n)` for its whole vectors (two of [`vector_bytes`] each; a run `loops::contiguous` takes) and
+/// `tail` for the rest; a strided run is all `tail`. Both run inside the vector tier.
+///
+/// # Safety
+/// As [`ScaledAdd::run_one`]; `fused` computes a run under the contract of `loops::contiguous`.
+#[inline(always)]
+unsafe fn scaled_add_run<T: Copy>(
+    o: *mut T,
+    [a, b]: [*const T; 2],
+    s: &[isize],
+    n: usize,
+    fused: impl Fn(*mut T, [*const T; 2], &[isize], usize),
+    tail: impl Fn(T, T) -> T,
+) {
+    let size = std::mem::size_of::<T>() as isize;
+    let chunk = 2 * vector_bytes() / size as usize;
+    let unit = |st: isize| st == size || st == 0;
+    let body = if s[0] == size && unit(s[1]) && unit(s[2]) { n - n % chunk } else { 0 };
+    // SAFETY: per the contract: each element is read before it is written, and the first
+    // `body` form a run `contiguous` takes.
+    unsafe {
+        loops::tiered(
+            #[inline(always)]
+            move || {
+                if body > 0 {
+                    fused(o, [a, b], s, body);
+                }
+                let (o, a, b) = (o.cast::<u8>(), a.cast::<u8>(), b.cast::<u8>());
+                for k in body as isize..n as isize {
+                    let x = a.offset(k * s[1]).cast::<T>().read_unaligned();
+                    let y = b.offset(k * s[2]).cast::<T>().read_unaligned();
+                    o.offset(k * s[0]).cast::<T>().write_unaligned(tail(x, y));
+                }
+            },
+        )
+    }
+}
 
 /// Runs `Op` as `out = op(a, b)`; `alpha` scales `b` (add and sub).
 pub fn run<Op: Binary>(a: Input<'_>, b: Input<'_>, alpha: Option<Scalar>, out: TensorRef<'_>) -> Result<()> {
@@ -270,10 +324,10 @@ fn body<Op: Binary>(b: &Input<'_>, alpha: Option<Scalar>) -> impl FnOnce(&Prepar
 /// `out = a + alpha * b` in a floating dtype, rounded as ATen's kernel for it rounds.
 fn scaled_add(dtype: DType, it: &Iter, alpha: f64, scalar_other: bool) {
     match dtype {
-        DType::F16 => f16::run(it, alpha, scalar_other),
-        DType::BF16 => bf16::run(it, alpha, scalar_other),
-        DType::F32 => f32::run(it, alpha, scalar_other),
-        DType::F64 => f64::run(it, alpha, scalar_other),
+        DType::F16 => scaled_add_iter::<f16>(it, alpha, scalar_other),
+        DType::BF16 => scaled_add_iter::<bf16>(it, alpha, scalar_other),
+        DType::F32 => scaled_add_iter::<f32>(it, alpha, scalar_other),
+        DType::F64 => scaled_add_iter::<f64>(it, alpha, scalar_other),
         _ => unreachable!("a floating dtype"),
     }
 }

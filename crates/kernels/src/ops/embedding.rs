@@ -19,52 +19,8 @@ use half::{bf16, f16};
 use crate::engine::dtype::{DType, Element, not_implemented};
 use crate::engine::iter::{fmt_sizes, new_tensor};
 use crate::engine::scalar::Real;
+use crate::ops::binary::ScaledAdd;
 use crate::ops::norm::dense;
-
-/// A float element and its row update `a + scale·b` (CPU's `add_stub` with alpha: fused
-/// multiply-add in its vector loop; with scale 1 exactly `a + b`).
-trait Acc: Copy + Send + Sync + 'static {
-    fn zero() -> Self;
-    fn add_scaled(a: Self, b: Self, scale: f64) -> Self;
-}
-
-impl Acc for f32 {
-    fn zero() -> Self {
-        0.0
-    }
-    #[inline(always)]
-    fn add_scaled(a: f32, b: f32, scale: f64) -> f32 {
-        if scale == 1.0 { a + b } else { b.mul_add(scale as f32, a) }
-    }
-}
-
-impl Acc for f64 {
-    fn zero() -> Self {
-        0.0
-    }
-    #[inline(always)]
-    fn add_scaled(a: f64, b: f64, scale: f64) -> f64 {
-        if scale == 1.0 { a + b } else { b.mul_add(scale, a) }
-    }
-}
-
-macro_rules! acc_half {
-    ($($t:ty),*) => {$(
-        impl Acc for $t {
-            fn zero() -> Self {
-                <$t>::from_f32(0.0)
-            }
-            /// The kernels' own conversions, which vectorise (`half`'s are a call per element
-            /// that tests for F16C: float16 embedding backward took 16x CPU's time).
-            #[inline(always)]
-            fn add_scaled(a: $t, b: $t, scale: f64) -> $t {
-                <$t>::from_acc(f32::add_scaled(a.to_acc(), b.to_acc(), scale))
-            }
-        }
-    )*};
-}
-
-acc_half!(f16, bf16);
 
 /// `embedding_dense_backward(grad, indices, num_weights, padding_idx, scale_grad_by_freq)`.
 pub fn dense_backward(
@@ -120,30 +76,29 @@ pub fn dense_backward(
     }, else Err(not_implemented("embedding_dense_backward_cpu", dtype)))
 }
 
-fn run<T: Acc>(gp: usize, op: usize, idx: &[i64], rows: usize, width: usize, padding_idx: i64, by_freq: bool) {
-    // SAFETY: the new output holds rows·width elements.
-    unsafe { std::slice::from_raw_parts_mut(op as *mut T, rows * width) }.fill(T::zero());
+/// Rows of the gradient added to their index's row of a zeroed output, each as CPU's
+/// `grad_weight[k].add_(grad[i], scale)` rounds it ([`ScaledAdd`]).
+fn run<T: ScaledAdd>(gp: usize, op: usize, idx: &[i64], rows: usize, width: usize, padding_idx: i64, by_freq: bool) {
+    // SAFETY: the new output holds rows·width elements; all-zero bits are 0.0 in every float.
+    unsafe { std::ptr::write_bytes(op as *mut T, 0, rows * width) };
     let mut counts = vec![0u64; if by_freq { rows } else { 0 }];
     if by_freq {
         for &k in idx.iter().filter(|&&k| k != padding_idx) {
             counts[k as usize] += 1;
         }
     }
+    let size = std::mem::size_of::<T>() as isize;
     regen_runtime::host::parallel_for(rows, 1000, |start, end| {
         for (i, &k) in idx.iter().enumerate() {
             if k == padding_idx || !(start as i64..end as i64).contains(&k) {
                 continue;
             }
             let scale = if by_freq { 1.0 / counts[k as usize] as f64 } else { 1.0 };
-            // SAFETY: row k (< rows) of the output, owned by this task; row i of the gradient.
-            let (dst, src) = unsafe {
-                (
-                    std::slice::from_raw_parts_mut((op as *mut T).add(k as usize * width), width),
-                    std::slice::from_raw_parts((gp as *const T).add(i * width), width),
-                )
-            };
-            for (d, &s) in dst.iter_mut().zip(src) {
-                *d = T::add_scaled(*d, s, scale);
+            // SAFETY: row k (< rows) of the output, owned by this task, updated in place; row i
+            // of the gradient.
+            unsafe {
+                let (dst, src) = ((op as *mut T).add(k as usize * width), (gp as *const T).add(i * width));
+                T::run_one(dst, [dst.cast_const(), src], &[size; 3], width, scale, false);
             }
         }
     });

@@ -17,6 +17,7 @@ use regen_runtime::{Error, OptionalTensorList, Result, Scalar, Tensor, TensorRef
 use crate::dispatch_all;
 use crate::engine::dtype::{DType, Element, Num, PromotionOperand, dtype_of, result_type};
 use crate::engine::iter::{GRAIN, Operand, fmt_sizes};
+use crate::ops::binary::ScaledAdd;
 use crate::ops::copy;
 
 /// Element arithmetic the combine functions need, for every dtype (half types through f32,
@@ -24,13 +25,12 @@ use crate::ops::copy;
 pub trait Arith: Element {
     fn add(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
-    /// `a + alpha * b`, alpha a Scalar argument, as ATen's `add` kernel computes it in its
-    /// vector body (see `binary::ScaledAdd`).
-    fn add_scaled(self, o: Self, alpha: Num) -> Self;
-    /// The same in ATen's scalar loop (f16 and bf16 round the product first).
-    fn add_scaled_scalar(self, o: Self, alpha: Num) -> Self {
-        self.add_scaled(o, alpha)
-    }
+    /// `dst[j] += alpha * src[j]` over a run of `n` (element strides `ds`, `ss`), alpha a Scalar
+    /// argument, as ATen's `add_` kernel rounds it (floats: [`ScaledAdd`]).
+    ///
+    /// # Safety
+    /// As [`run_combine`].
+    unsafe fn add_scaled_run(dst: *mut Self, ds: isize, src: *const Self, ss: isize, n: usize, alpha: Num);
     /// `max` propagating NaN from either side (ATen's scatter_reduce amax).
     fn max_nan(self, o: Self) -> Self;
     fn min_nan(self, o: Self) -> Self;
@@ -48,8 +48,11 @@ macro_rules! int_arith {
             fn add(self, o: Self) -> Self { self.wrapping_add(o) }
             #[inline(always)]
             fn mul(self, o: Self) -> Self { self.wrapping_mul(o) }
-            #[inline(always)]
-            fn add_scaled(self, o: Self, alpha: Num) -> Self { self.wrapping_add(o.wrapping_mul(alpha.as_i64() as $t)) }
+            unsafe fn add_scaled_run(dst: *mut Self, ds: isize, src: *const Self, ss: isize, n: usize, alpha: Num) {
+                let a = alpha.as_i64() as $t;
+                // SAFETY: forwarded contract.
+                unsafe { run_combine(dst, ds, src, ss, n, |x: $t, y: $t| x.wrapping_add(y.wrapping_mul(a))) }
+            }
             #[inline(always)]
             fn max_nan(self, o: Self) -> Self { if self < o { o } else { self } }
             #[inline(always)]
@@ -74,8 +77,10 @@ impl Arith for bool {
     fn mul(self, o: Self) -> Self {
         self && o
     }
-    fn add_scaled(self, o: Self, alpha: Num) -> Self {
-        self || (o && alpha.as_bool())
+    unsafe fn add_scaled_run(dst: *mut Self, ds: isize, src: *const Self, ss: isize, n: usize, alpha: Num) {
+        let a = alpha.as_bool();
+        // SAFETY: forwarded contract.
+        unsafe { run_combine(dst, ds, src, ss, n, |x, y| x || (y && a)) }
     }
     fn max_nan(self, o: Self) -> Self {
         self || o
@@ -102,19 +107,11 @@ macro_rules! float_arith {
             fn add(self, o: Self) -> Self { Self::from_acc(self.to_acc() + o.to_acc()) }
             #[inline(always)]
             fn mul(self, o: Self) -> Self { Self::from_acc(self.to_acc() * o.to_acc()) }
-            #[inline(always)]
-            fn add_scaled(self, o: Self, alpha: Num) -> Self {
-                // alpha in the element type, then one fused multiply-add in opmath.
-                let al = Self::from_num(alpha).to_acc();
-                Self::from_acc(o.to_acc().mul_add(al, self.to_acc()))
-            }
-            #[inline(always)]
-            fn add_scaled_scalar(self, o: Self, alpha: Num) -> Self {
-                if std::mem::size_of::<Self>() == 2 {
-                    let al = Self::from_num(alpha).to_acc();
-                    Self::from_acc(self.to_acc() + Self::from_acc(al * o.to_acc()).to_acc())
-                } else {
-                    self.add_scaled(o, alpha)
+            unsafe fn add_scaled_run(dst: *mut Self, ds: isize, src: *const Self, ss: isize, n: usize, alpha: Num) {
+                let size = std::mem::size_of::<Self>() as isize;
+                // SAFETY: forwarded contract (`src` is `dst` itself or apart from it).
+                unsafe {
+                    <Self as ScaledAdd>::run_one(dst, [dst.cast_const(), src], &[ds * size, ds * size, ss * size], n, alpha.as_f64(), false)
                 }
             }
             #[inline(always)]
@@ -142,9 +139,11 @@ macro_rules! complex_arith {
             fn add(self, o: Self) -> Self { self + o }
             #[inline(always)]
             fn mul(self, o: Self) -> Self { self * o }
-            fn add_scaled(self, o: Self, alpha: Num) -> Self {
+            unsafe fn add_scaled_run(dst: *mut Self, ds: isize, src: *const Self, ss: isize, n: usize, alpha: Num) {
                 let (re, im) = alpha.as_complex();
-                self + <$t>::new(re as $r, im as $r) * o
+                let a = <$t>::new(re as $r, im as $r);
+                // SAFETY: forwarded contract.
+                unsafe { run_combine(dst, ds, src, ss, n, |x: $t, y: $t| x + a * y) }
             }
             // Complex numbers have no order: the reductions that need one reject them first.
             fn max_nan(self, _o: Self) -> Self { self }
@@ -982,17 +981,12 @@ pub fn index_combine(
                         run_combine::<T>(at(dp.get(), a), sa, at(sp.get(), b), sb, n, |x, y| x.add(y.mul(alpha)))
                     })
                 }
-                // Slice by slice as ATen's `add` kernel: the vector body of a dense run, then its
+                // Slice by slice as ATen's `add_` kernel: the vector body of a dense run, then its
                 // scalar tail (they round differently in half types).
                 // SAFETY: as in the scalar loop: d's runs are checked, s's are inside s (the
                 // slice shapes are equal, checked above).
                 Reduce::Add => slices(&d, Some(&s), dim, &idx, true, |a, b, n, sa, sb| unsafe {
-                    let chunk = 2 * crate::ops::binary::vector_bytes() / std::mem::size_of::<T>();
-                    let body = if sa == 1 && sb == 1 { n - n % chunk } else { 0 };
-                    let (x, y) = (at::<T>(dp.get(), a), at::<T>(sp.get(), b));
-                    run_combine::<T>(x, sa, y, sb, body, |x, y| x.add_scaled(y, alpha));
-                    let (x, y) = (x.add(body), y.cast_const().add(body));
-                    run_combine::<T>(x, sa, y, sb, n - body, |x, y| x.add_scaled_scalar(y, alpha))
+                    T::add_scaled_run(at(dp.get(), a), sa, at(sp.get(), b), sb, n, alpha)
                 }),
                 // SAFETY: as in the scalar loop: d's runs are checked, s's are inside s (the
                 // slice shapes are equal, checked above).
