@@ -142,6 +142,25 @@ def test_nan_and_tie_rules(op, dtype):
             run_both(lambda t: fn(t.t(), dim, keepdim), x)
 
 
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("op", ["cumsum", "cumprod", "cummax", "cummin"])
+def test_half_scans_along_rows_match_cpu_exactly(op, dtype):
+    """Rows of 200 (several of the blocks the scan widens at a time, and a partial one), seven of
+    them (a group of four scanned side by side, three alone), a NaN in one: CPU accumulates in
+    float and rounds each value to the element type, as the device does, bit for bit."""
+    key, fn = OPS[op]
+    x = make((7, 200), torch.float32, seed=5)
+    x = (1 + x / 64 if op == "cumprod" else x).to(dtype)
+    x[2, 77] = float("nan")
+    before = regen_device.native_calls(key)
+    expected, got = fn(x, 1, False), fn(x.to("regen"), 1, False)
+    if isinstance(expected, torch.Tensor):
+        expected, got = (expected,), (got,)
+    for e, g in zip(expected, got):
+        torch.testing.assert_close(g.cpu(), e, rtol=0, atol=0, equal_nan=True)
+    assert regen_device.native_calls(key) > before
+
+
 @pytest.mark.parametrize(
     "shape,dim",
     [((1 << 20) + 3, None), ((2048, 600), 0), ((2048, 600), 1), ((600, 2048), 0), ((4, 1 << 18), 1), ((1 << 18, 4), 0), ((1 << 18, 4), 1)],

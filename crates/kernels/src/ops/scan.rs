@@ -12,6 +12,8 @@
 use regen_runtime::bootstrap::with_size;
 use regen_runtime::{Error, Result, ScalarType, Tensor, TensorRef};
 
+use std::mem::MaybeUninit;
+
 use num_complex::Complex64;
 
 use crate::engine::dtype::DType;
@@ -238,6 +240,10 @@ unsafe fn scan_group<T: Load, S: Scanner<T::W>, const G: usize, const INDEX: boo
     offs: &[[isize; 3]; LINE_GROUP],
     [si, sv, sx]: [isize; 3],
 ) {
+    if T::SCAN_BLOCKS && si == 1 && sv == 1 {
+        // SAFETY: forwarded contract; the lines are contiguous.
+        return unsafe { scan_group_blocks::<T, S, G, INDEX>(op, n, (pi, pv, px), offs, sx) };
+    }
     let mut accs = [op.init(); G];
     for k in 0..n {
         let kk = k as isize;
@@ -264,6 +270,56 @@ unsafe fn scan_group<T: Load, S: Scanner<T::W>, const G: usize, const INDEX: boo
         }
     }
 }
+
+/// [`scan_group`] over contiguous lines of a type that converts faster a block at a time
+/// ([`Load::SCAN_BLOCKS`]: float16 and bfloat16): each line is widened [`SCAN_BLOCK`] elements at a time into a
+/// buffer, scanned there with the same steps in the same order, and its values narrowed back a
+/// block at a time.
+///
+/// # Safety
+/// As [`scan_group`], with unit input and value steps.
+#[inline(always)]
+unsafe fn scan_group_blocks<T: Load, S: Scanner<T::W>, const G: usize, const INDEX: bool>(
+    op: &S,
+    n: usize,
+    (pi, pv, px): (*const T, *mut T, *mut i64),
+    offs: &[[isize; 3]; LINE_GROUP],
+    sx: isize,
+) {
+    let mut accs = [op.init(); G];
+    let mut ins = [[MaybeUninit::<T::W>::uninit(); SCAN_BLOCK]; G];
+    let mut outs = [[T::W::zero(); SCAN_BLOCK]; G];
+    let mut k0 = 0;
+    while k0 < n {
+        let m = (n - k0).min(SCAN_BLOCK);
+        for j in 0..G {
+            // SAFETY: elements k0..k0 + m of line j, per the contract.
+            let line = unsafe { std::slice::from_raw_parts(pi.offset(offs[j][0] + k0 as isize), m) };
+            T::wide_block(line, &mut ins[j][..m]);
+        }
+        for k in 0..m {
+            for j in 0..G {
+                // SAFETY: wide_block wrote the first m elements of each buffer.
+                let x = unsafe { ins[j][k].assume_init() };
+                accs[j] = op.step(accs[j], x, (k0 + k) as i64);
+                outs[j][k] = op.value(accs[j]);
+                if INDEX {
+                    // SAFETY: element k0 + k of line j's indices, per the contract.
+                    unsafe { px.offset(offs[j][2] + (k0 + k) as isize * sx).write(op.index(accs[j])) };
+                }
+            }
+        }
+        for j in 0..G {
+            // SAFETY: elements k0..k0 + m of line j's values, per the contract.
+            unsafe { T::from_wide_block(&outs[j][..m], pv.offset(offs[j][1] + k0 as isize)) };
+        }
+        k0 += m;
+    }
+}
+
+/// Elements of each line per block of [`scan_group_blocks`] (four lines' input and value
+/// buffers of f32: 2 KiB).
+const SCAN_BLOCK: usize = 64;
 
 /// A range of units as a pulp job: `with_simd` and everything it calls are inlined into pulp's
 /// entry points compiled for AVX-512 / AVX2 (a closure given to `Arch::dispatch` would not be).
