@@ -7,7 +7,7 @@ One process; device and CPU samples alternate in blocks (so a change in machine 
 the same torch thread count (the device's kernels run on PyTorch's own intra-op pool). Prints the
 median time of each side and the ratio device/CPU (goal: within 1.3x for softmax, log_softmax and
 layer_norm). Operands: a 2048x2048 float32 matrix (softmax along each dim), 8192x1024 float32
-rows with a weight and bias of 1024 (layer_norm, forward and forward+backward), and a
+rows with a weight and bias of 1024 (layer_norm, forward, without them, and forward+backward), and a
 32x64x32x32 float32 batch (batch_norm in training, with running statistics).
 """
 
@@ -51,6 +51,7 @@ def cases():
         ("log_softmax 2048² dim 1", on(sq, lambda x: torch.log_softmax(x, 1))),
         ("log_softmax 2048² dim 0", on(sq, lambda x: torch.log_softmax(x, 0))),
         ("layer_norm 8192x1024", lambda d: (lambda x=rows.to(d), wd=w.to(d), bd=b.to(d): F.layer_norm(x, (1024,), wd, bd))),
+        ("layer_norm no affine", on(rows, lambda x: F.layer_norm(x, (1024,)))),
         ("layer_norm fwd+bwd", ln_backward),
         ("batch_norm 32x64x32² train", bn_train),
     ]

@@ -75,10 +75,12 @@ def test_softmax(kind, dtype, layout):
 
 @pytest.mark.parametrize("kind", list(SOFTMAX))
 @pytest.mark.parametrize("shape,dim", [((7, 1000), 1), ((7, 1000), 0), ((3, 300, 37), 1), ((2, 5, 4100), 1), ((1, 33), -1)])
-def test_softmax_long(kind, shape, dim):
-    """Rows longer than a lane block (tails), and vertical blocks of several chunks."""
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+def test_softmax_long(kind, shape, dim, dtype):
+    """Rows longer than a lane block (tails), and vertical blocks of several chunks; float16 rows
+    are converted a whole row at a time."""
     fn, op, _ = SOFTMAX[kind]
-    x = make(shape, torch.float32, seed=2) * 4
+    x = (make(shape, torch.float32, seed=2) * 4).to(dtype)
     with counted(op):
         got = fn(x.to("regen"), dim)
     close(got, fn(x, dim))

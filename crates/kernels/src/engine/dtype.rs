@@ -21,6 +21,24 @@ pub trait Element: Copy + Send + Sync + PartialEq + std::fmt::Debug + 'static {
     fn from_num(n: Num) -> Self;
     fn zero() -> Self;
     fn one() -> Self;
+    /// Whether whole slices convert faster through [`Element::widen_slice`] and
+    /// [`Element::narrow_slice`] than element by element inside a row's loop (float16: the CPU's
+    /// conversion instructions, which the compiler does not emit for `to_acc`'s bit arithmetic).
+    const BLOCK_CONVERT: bool = false;
+    /// `dst[k] = src[k].to_acc()` over the shorter of the two.
+    #[inline(always)]
+    fn widen_slice(src: &[Self], dst: &mut [Self::Acc]) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = s.to_acc();
+        }
+    }
+    /// `dst[k] = Self::from_acc(src[k])` over the shorter of the two.
+    #[inline(always)]
+    fn narrow_slice(src: &[Self::Acc], dst: &mut [Self]) {
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = Self::from_acc(s);
+        }
+    }
 }
 
 /// Converts one element to another dtype, as `static_cast` does.
@@ -153,6 +171,19 @@ macro_rules! half_element {
             }
             fn one() -> Self {
                 <$t>::ONE
+            }
+            const BLOCK_CONVERT: bool = !<$t as Half>::FUSES;
+            /// By [`Half::widen`].
+            #[inline(always)]
+            fn widen_slice(src: &[Self], dst: &mut [f32]) {
+                // SAFETY: both hold the shorter length.
+                unsafe { <$t as Half>::widen(src.as_ptr(), dst.as_mut_ptr(), src.len().min(dst.len())) }
+            }
+            /// By [`Half::narrow`].
+            #[inline(always)]
+            fn narrow_slice(src: &[f32], dst: &mut [Self]) {
+                // SAFETY: both hold the shorter length.
+                unsafe { <$t as Half>::narrow(src.as_ptr(), dst.as_mut_ptr(), src.len().min(dst.len())) }
             }
         }
     )*};
