@@ -183,19 +183,20 @@ unsafe fn scaled_add_full<T: num_traits::Float + Send + Sync>(
 impl ScaledAdd for f16 {
     unsafe fn run_one(o: *mut f16, ins: [*const f16; 2], s: &[isize], n: usize, alpha: f64, _: bool) {
         // SAFETY: forwarded contract.
-        unsafe { scaled_add_half(o, ins, s, n, f16::from_f64(alpha)) }
+        unsafe { scaled_add_half(o, ins, s, n, f16::from_f32(alpha as f32)) }
     }
 }
 
 impl ScaledAdd for bf16 {
     unsafe fn run_one(o: *mut bf16, ins: [*const bf16; 2], s: &[isize], n: usize, alpha: f64, _: bool) {
         // SAFETY: forwarded contract.
-        unsafe { scaled_add_half(o, ins, s, n, bf16::from_f64(alpha)) }
+        unsafe { scaled_add_half(o, ins, s, n, bf16::from_f32(alpha as f32)) }
     }
 }
 
 /// `a + alpha * b` in float16 and bfloat16: ATen's vector loop fuses in float32; its scalar
-/// tail rounds the product to the type first.
+/// tail rounds the product to the type first. `alpha` comes through float, as `c10::Half` and
+/// `c10::BFloat16` are made from a double.
 ///
 /// # Safety
 /// As [`ScaledAdd::run_one`].
