@@ -26,10 +26,11 @@ pub trait Arith: Element {
     fn add(self, o: Self) -> Self;
     fn mul(self, o: Self) -> Self;
     /// `dst[j] += alpha * src[j]` over a run of `n` (element strides `ds`, `ss`), alpha a Scalar
-    /// argument, as ATen's `add_` kernel rounds it (floats: [`ScaledAdd`]).
+    /// argument, as ATen's `add_` kernel rounds it (floats: binary.rs' `ScaledAdd`).
     ///
     /// # Safety
-    /// As [`run_combine`].
+    /// Both runs lie inside their tensors, and `src` is either `dst` itself or does not overlap
+    /// it (as `run_combine`).
     unsafe fn add_scaled_run(dst: *mut Self, ds: isize, src: *const Self, ss: isize, n: usize, alpha: Num);
     /// `max` propagating NaN from either side (ATen's scatter_reduce amax).
     fn max_nan(self, o: Self) -> Self;
