@@ -142,6 +142,22 @@ def test_nan_and_tie_rules(op, dtype):
             run_both(lambda t: fn(t.t(), dim, keepdim), x)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("op,dim", [("amax", 1), ("amin", 1), ("max", None), ("min", None)])
+def test_extrema_along_long_rows_match_cpu(op, dim, dtype):
+    """Rows of 1000 (and all 6000 elements): whole blocks of the kernel's lanes, their pairwise
+    fold and a tail; a NaN inside the blocks of one row and in the tail of another (and without
+    NaN for the whole reduction)."""
+    key, fn = OPS[op]
+    x = make((6, 1000), torch.float32, seed=7).to(dtype)
+    if dim is not None:
+        x[1, 500] = float("nan")
+        x[4, 998] = float("nan")
+    before = regen_device.native_calls(key)
+    assert run_both(lambda t: fn(t, dim, False), x)
+    assert regen_device.native_calls(key) > before
+
+
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("op", ["cumsum", "cumprod", "cummax", "cummin"])
 def test_half_scans_along_rows_match_cpu_exactly(op, dtype):
